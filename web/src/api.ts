@@ -1,0 +1,62 @@
+// The API client: the only module that talks to the server (docs/lab-api.md).
+
+import type { ApiError, Mode, Preset, RunRequest, RunResponse } from "./types";
+
+/** Raised for anything that is not a well-formed 200 answer; the page shows it like an ERROR. */
+export class ApiFailure extends Error {
+  constructor(readonly error: ApiError) {
+    super(error.message);
+  }
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiFailure({
+      type: `HTTP ${response.status}`,
+      message: text.slice(0, 500) || response.statusText,
+      line: null,
+      col: null,
+    });
+  }
+}
+
+function failure(status: number, body: unknown): ApiFailure {
+  // Starlette's HTTPException gives {"detail": ...}; anything else is shown as it came.
+  const detail =
+    body && typeof body === "object" && "detail" in body ? (body as { detail: unknown }).detail : body;
+  return new ApiFailure({
+    type: `HTTP ${status}`,
+    message: typeof detail === "string" ? detail : JSON.stringify(detail),
+    line: null,
+    col: null,
+  });
+}
+
+export async function fetchPresets(): Promise<Preset[]> {
+  const response = await fetch("/api/presets", { headers: { Accept: "application/json" } });
+  const body = await readJson(response);
+  if (!response.ok || !Array.isArray(body)) throw failure(response.status, body);
+  return body as Preset[];
+}
+
+export async function runSnippet(source: string, mode: Mode): Promise<RunResponse> {
+  const request: RunRequest = { source, mode };
+  let response: Response;
+  try {
+    response = await fetch("/api/run", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json" },
+      body: JSON.stringify(request),
+    });
+  } catch (e) {
+    throw new ApiFailure({ type: "NetworkError", message: String(e), line: null, col: null });
+  }
+  const body = await readJson(response);
+  if (!response.ok || !body || typeof body !== "object" || !("passes" in body)) {
+    throw failure(response.status, body);
+  }
+  return body as RunResponse;
+}

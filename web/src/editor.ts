@@ -1,0 +1,95 @@
+// The editor panel: CodeMirror 6 with Python highlighting, Ctrl+Enter to run, and line marks
+// for the error line and for the line that created the node being stepped.
+
+import { EditorView, basicSetup } from "codemirror";
+import { python } from "@codemirror/lang-python";
+import { Prec, StateEffect, StateField, type Extension } from "@codemirror/state";
+import { Decoration, type DecorationSet, keymap } from "@codemirror/view";
+
+export interface Editor {
+  getText(): string;
+  setText(text: string): void;
+  /** Mark one line (1-based) as the error line, or clear it with null. */
+  markError(line: number | null): void;
+  /** Mark the source line of what is being stepped, or clear it with null. */
+  markActive(line: number | null): void;
+  focus(): void;
+}
+
+type Marks = { error: number | null; active: number | null };
+const setMarks = StateEffect.define<Partial<Marks>>();
+
+const errorLine = Decoration.line({ class: "cm-error-line" });
+const activeLine = Decoration.line({ class: "cm-op-line" });
+
+/** The two marks live in editor state so they move with edits; any edit clears the error mark. */
+const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
+  create: () => ({ marks: { error: null, active: null }, deco: Decoration.none }),
+  update(value, tr) {
+    let marks = value.marks;
+    if (tr.docChanged) marks = { error: null, active: null };
+    for (const effect of tr.effects) if (effect.is(setMarks)) marks = { ...marks, ...effect.value };
+    if (marks === value.marks && !tr.docChanged) return value;
+    const doc = tr.state.doc;
+    const ranges = [];
+    const valid = (line: number | null): line is number => line != null && line >= 1 && line <= doc.lines;
+    // Decorations must be added in document order; one line may carry both marks.
+    const lines = [
+      ...(valid(marks.active) ? [{ line: marks.active, deco: activeLine }] : []),
+      ...(valid(marks.error) ? [{ line: marks.error, deco: errorLine }] : []),
+    ].sort((a, b) => a.line - b.line);
+    for (const { line, deco } of lines) ranges.push(deco.range(doc.line(line).from));
+    return { marks, deco: Decoration.set(ranges, true) };
+  },
+  provide: (field) => EditorView.decorations.from(field, (value) => value.deco),
+});
+
+const theme = EditorView.theme({
+  "&": { height: "100%", fontSize: "14px" },
+  ".cm-scroller": { fontFamily: "var(--mono)", lineHeight: "1.5" },
+  ".cm-content": { padding: "8px 0" },
+  ".cm-error-line": { backgroundColor: "var(--error-bg)", boxShadow: "inset 3px 0 0 var(--error)" },
+  ".cm-op-line": { backgroundColor: "var(--current-bg)" },
+});
+
+export function createEditor(parent: HTMLElement, text: string, onRun: () => void): Editor {
+  const dataset = parent.dataset;
+  const runKeys: Extension = Prec.highest(
+    keymap.of([
+      { key: "Mod-Enter", run: () => (onRun(), true) },
+      { key: "Shift-Enter", run: () => (onRun(), true) },
+    ]),
+  );
+  const view = new EditorView({
+    doc: text,
+    parent,
+    extensions: [
+      runKeys,
+      basicSetup,
+      python(),
+      marksField,
+      theme,
+      EditorView.lineWrapping,
+      EditorView.contentAttributes.of({ "aria-label": "Python snippet (Ctrl+Enter runs it)" }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) delete dataset.errorLine;
+      }),
+    ],
+  });
+
+  return {
+    getText: () => view.state.doc.toString(),
+    setText(newText: string) {
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: newText } });
+    },
+    markError(line) {
+      view.dispatch({ effects: setMarks.of({ error: line }) });
+      if (line == null) delete dataset.errorLine;
+      else dataset.errorLine = String(line);
+    },
+    markActive(line) {
+      view.dispatch({ effects: setMarks.of({ active: line }) });
+    },
+    focus: () => view.focus(),
+  };
+}

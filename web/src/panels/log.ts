@@ -1,0 +1,45 @@
+// Step log panel: what each step did, in words (STEP.text from the server), up to the current frame.
+
+import { fill, h } from "../dom";
+import type { Frame } from "../timeline";
+import type { RunResponse } from "../types";
+
+export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame | null): void {
+  if (!run) return fill(el);
+  const items: HTMLElement[] = [];
+  let current: HTMLElement | null = null;
+  if (run.prints.length) {
+    items.push(h("li", { class: "prints" }, h("span", { class: "muted" }, "print output"), h("pre", {}, run.prints.join("\n"))));
+  }
+  run.passes.forEach((pass, p) => {
+    if (!frame || p > frame.pass) return;
+    const where = pass.line != null ? ` (line ${pass.line})` : "";
+    const head = h("li", { class: "pass", "data-pass": p }, `Pass ${p + 1}: `, h("code", {}, pass.call), where);
+    items.push(head);
+    const upTo = p < frame.pass ? pass.steps.length : frame.applied;
+    if (p === frame.pass && upTo === 0 && !frame.error) current = head;
+    pass.steps.slice(0, upTo).forEach((step) => {
+      const li = h(
+        "li",
+        { class: "step", "data-pass": p, "data-index": step.index },
+        h("span", { class: "badge" }, String(step.index)),
+        " ",
+        step.text,
+      );
+      items.push(li);
+      if (p === frame.pass && step.index === upTo - 1 && !frame.error) current = li;
+    });
+    if (pass.error && (p < frame.pass || frame.error)) {
+      const li = h("li", { class: "error" }, `${pass.error.type}: ${pass.error.message}`);
+      items.push(li);
+      if (p === frame.pass) current = li;
+    }
+  });
+  const cur = current as HTMLElement | null;
+  if (cur) {
+    cur.classList.add("current");
+    cur.setAttribute("aria-current", "step");
+  }
+  fill(el, h("ol", { class: "log-list" }, items));
+  if (cur) el.scrollTop = Math.max(0, cur.offsetTop - el.clientHeight + cur.offsetHeight + 8);
+}
