@@ -1,0 +1,81 @@
+"""gradwalk: PyTorch's autograd, rebuilt in readable Python on NumPy.
+
+    >>> import gradwalk as torch
+    >>> w = torch.tensor(0.5, requires_grad=True)
+    >>> x = torch.tensor(2.0, requires_grad=True)
+    >>> b = torch.tensor(-0.3, requires_grad=True)
+    >>> y = torch.tanh(w * x + b)
+    >>> y
+    tensor(0.6044, grad_fn=<TanhBackward0>)
+    >>> y.backward()
+    >>> w.grad
+    tensor(1.2695)
+
+Layout: ``tensor.py`` (the Tensor), ``ops/`` (each op's forward, backward and jvp formulas),
+``autograd/`` (nodes, the engine, backward/grad, forward mode, gradcheck, ...), ``nn/``,
+``optim/``, ``utils/`` and ``lab/`` (the web page).
+"""
+from . import _dtype
+from ._dtype import (Size, bool_ as bool, double, dtype, float, float16, float32,  # noqa: A004
+                     float64, half, int, int8, int16, int32, int64, long, short, uint8)
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .tensor import Tensor
+from . import _tensor_methods  # noqa: F401  (installs methods and operators on Tensor)
+from .ops._util import FUNCTIONS as _FUNCTIONS
+from .ops.factories import Generator, default_generator  # noqa: F401
+from . import autograd  # noqa: F401
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+
+globals().update(_FUNCTIONS)
+
+__version__ = "0.1.0"
+
+FloatTensor = Tensor
+DoubleTensor = Tensor
+LongTensor = Tensor
+
+
+def get_default_dtype():
+    return float32
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None):
+    from . import _tensor_str as ts
+
+    if precision is not None:
+        ts.PRECISION = precision
+    if threshold is not None:
+        ts.THRESHOLD = threshold
+    if edgeitems is not None:
+        ts.EDGEITEMS = edgeitems
+    if linewidth is not None:
+        ts.LINEWIDTH = linewidth
+
+
+def promote_types(type1, type2):
+    return _dtype.promote(type1, type2)
+
+
+def get_num_threads():
+    return 1
+
+
+def set_num_threads(n):
+    pass
+
+
+def _lazy(name):
+    import importlib
+
+    return importlib.import_module(f".{name}", __name__)
+
+
+def __getattr__(name):
+    # heavier subpackages load on first use: gradwalk.nn, .optim, .func, .utils, .profiler, ...
+    if name in ("nn", "optim", "func", "utils", "profiler", "viz", "lab", "testing"):
+        module = _lazy(name)
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'gradwalk' has no attribute '{name}'")

@@ -1,0 +1,63 @@
+"""Install the op functions as ``Tensor`` methods and operators (``x.exp()``, ``a * b``)."""
+from .ops import functions as F  # noqa: F401  (imports every op module, filling METHODS)
+from .ops import pointwise as P
+from .ops import shape as S
+from .ops._util import METHODS
+from .ops.inplace import add_, div_, mul_, sub_
+from .tensor import Tensor
+
+
+def _install():
+    for name, fn in METHODS.items():
+        setattr(Tensor, name, fn)
+
+    Tensor.__add__ = lambda self, other: P.add(self, other)
+    Tensor.__radd__ = lambda self, other: P.add(self, other)
+    Tensor.__sub__ = lambda self, other: P.sub(self, other)
+    Tensor.__rsub__ = lambda self, other: P.rsub(self, other)
+    Tensor.__mul__ = lambda self, other: P.mul(self, other)
+    Tensor.__rmul__ = lambda self, other: P.mul(self, other)
+    Tensor.__truediv__ = lambda self, other: P.div(self, other)
+    Tensor.__rtruediv__ = lambda self, other: P.rdiv(self, other)
+    Tensor.__floordiv__ = lambda self, other: P.div(self, other, rounding_mode="floor")
+    Tensor.__rfloordiv__ = lambda self, other: P.div(P.as_tensor_arg(other), self, rounding_mode="floor")
+    Tensor.__mod__ = lambda self, other: self - P.div(self, other, rounding_mode="floor") * other
+    Tensor.__pow__ = lambda self, other: P.pow(self, other)
+    Tensor.__rpow__ = lambda self, other: P.pow(other, self)
+    Tensor.__matmul__ = lambda self, other: F.matmul(self, other)
+    Tensor.__rmatmul__ = lambda self, other: F.matmul(other, self)
+    Tensor.__neg__ = lambda self: P.neg(self)
+    Tensor.__pos__ = lambda self: self
+    Tensor.__abs__ = lambda self: P.abs(self)
+    Tensor.__eq__ = lambda self, other: P.eq(self, other)
+    Tensor.__ne__ = lambda self, other: P.ne(self, other)
+    Tensor.__lt__ = lambda self, other: P.lt(self, other)
+    Tensor.__le__ = lambda self, other: P.le(self, other)
+    Tensor.__gt__ = lambda self, other: P.gt(self, other)
+    Tensor.__ge__ = lambda self, other: P.ge(self, other)
+    Tensor.__and__ = lambda self, other: P.logical_and(self, other) if self.dtype.name == "bool" else _bitwise(self, other, "and")
+    Tensor.__or__ = lambda self, other: P.logical_or(self, other) if self.dtype.name == "bool" else _bitwise(self, other, "or")
+    Tensor.__xor__ = lambda self, other: P.logical_xor(self, other)
+    Tensor.__invert__ = lambda self: P.logical_not(self)
+    Tensor.__iadd__ = lambda self, other: add_(self, other)
+    Tensor.__isub__ = lambda self, other: sub_(self, other)
+    Tensor.__imul__ = lambda self, other: mul_(self, other)
+    Tensor.__itruediv__ = lambda self, other: div_(self, other)
+    Tensor.__getitem__ = S.getitem
+    Tensor.__setitem__ = S.setitem
+    Tensor.__hash__ = lambda self: id(self)
+    Tensor.T = property(lambda self: S.permute(self, tuple(range(self.ndim))[::-1]))
+    Tensor.mT = property(lambda self: S.transpose(self, -2, -1))
+    Tensor.where = P._where_method
+    Tensor.dim = lambda self: self._data.ndim
+
+
+def _bitwise(a, b, kind):
+    import numpy as np
+
+    other = b._data if isinstance(b, Tensor) else b
+    fn = np.bitwise_and if kind == "and" else np.bitwise_or
+    return Tensor._make(fn(a._data, other))
+
+
+_install()

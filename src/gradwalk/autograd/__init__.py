@@ -1,0 +1,188 @@
+"""``gradwalk.autograd``: ``backward``, ``grad`` and the graph they run on.
+
+``backward`` and ``grad`` prepare the roots' gradients (``_make_grads``), then hand a
+``GraphTask`` to the engine (``engine.py``). ``backward`` accumulates into leaves' ``.grad``;
+``grad`` captures the gradients of the requested inputs and returns them.
+"""
+import warnings
+
+from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,  # noqa: F401
+                         set_grad_enabled)
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
+                           is_anomaly_enabled, set_detect_anomaly)
+from .engine import GraphTask
+from .node import Node  # noqa: F401
+
+_CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the parameter "
+    "and its gradient which can cause a memory leak. We recommend using autograd.grad when creating "
+    "the graph to avoid this. If you have to use this function, make sure to reset the .grad fields "
+    "of your parameters to None after use to break the cycle and avoid the leak.")
+
+
+def _tensor_or_tensors_to_tuple(tensors, length):
+    from ..tensor import Tensor
+
+    if tensors is None:
+        return (None,) * length
+    if isinstance(tensors, Tensor):
+        return (tensors,)
+    return tuple(tensors)
+
+
+def _make_grads(outputs, grads):
+    """Seed gradients: ``ones_like(out)`` for a one-element output, else the given ones, checked."""
+    from ..tensor import Tensor
+
+    new_grads = []
+    for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(grad, Tensor):
+            if grad.shape != out.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and output[{i}] "
+                    f"has a shape of {out.shape}.")
+            if grad.dtype is not out.dtype:
+                grad = Tensor._make(grad._data.astype(out.dtype.np))
+            new_grads.append(grad)
+        elif grad is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                import numpy as np
+
+                new_grads.append(Tensor._make(np.ones(out._data.shape, dtype=out._data.dtype)))
+            else:
+                new_grads.append(None)
+        else:
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    return tuple(new_grads)
+
+
+def _root_edges(outputs):
+    edges = []
+    for i, out in enumerate(outputs):
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn")
+        edges.append((out.grad_fn, out._output_nr) if out.grad_fn is not None
+                     else (out._grad_accumulator(), 0))
+    return edges
+
+
+def _input_edges(inputs):
+    edges = []
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append((t.grad_fn, t._output_nr) if t.grad_fn is not None
+                     else (t._grad_accumulator(), 0))
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Sum the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
+    from ..tensor import Tensor
+
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    outputs = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if isinstance(inputs, Tensor):
+        inputs = (inputs,)
+    grads = _tensor_or_tensors_to_tuple(grad_tensors, len(outputs))
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    grads = _make_grads(outputs, grads)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph and inputs is None:
+        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+    run_backward(outputs, grads, retain_graph, create_graph,
+                 inputs=tuple(inputs) if inputs is not None else None, accumulate_grad=True)
+
+
+def run_backward(outputs, grads, keep_graph, create_graph, inputs=None, accumulate_grad=True,
+                 observer=None):
+    roots = _root_edges(outputs)
+    input_edges = _input_edges(inputs) if inputs is not None else None
+    task = GraphTask(roots, list(grads), keep_graph=keep_graph, create_graph=create_graph,
+                     accumulate_grad=accumulate_grad, inputs=input_edges, observer=observer)
+    captured = task.run()
+    if accumulate_grad and inputs is not None:
+        # a non-leaf listed in inputs= gets its .grad populated, as PyTorch does
+        for t, g in zip(inputs, captured):
+            if t.grad_fn is not None and g is not None:
+                t._grad = g if t._grad is None else t._grad + g
+    return captured
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple; ``.grad`` is not touched."""
+    from ..tensor import Tensor
+
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To "
+                      "accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    is_dict = isinstance(inputs, dict)
+    keys = list(inputs.keys()) if is_dict else None
+    outputs_t = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    inputs_t = tuple(inputs.values()) if is_dict else (
+        (inputs,) if isinstance(inputs, Tensor) else tuple(inputs))
+    if len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grads = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs_t))
+    if len(grads) != len(outputs_t):
+        raise RuntimeError(f"got {len(outputs_t)} tensors and {len(grads)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs_t, inputs_t, grads, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
+    grads = _make_grads(outputs_t, grads)
+    result = run_backward(outputs_t, grads, retain_graph, create_graph, inputs=inputs_t,
+                          accumulate_grad=False)
+    result = list(result)
+    for i, g in enumerate(result):
+        if g is None:
+            if materialize_grads:
+                from ..ops.functions import zeros_like
+
+                result[i] = zeros_like(inputs_t[i])
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior.")
+        elif g.shape != inputs_t[i].shape:
+            result[i] = g.sum_to_size(inputs_t[i].shape)
+    if is_dict:
+        return dict(zip(keys, result))
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize):
+    from ..ops.functions import stack
+
+    n = grads[0].shape[0]
+    per_input = [[] for _ in inputs]
+    for k in range(n):
+        gk = tuple(g[k] if g is not None else None for g in grads)
+        res = grad(outputs, inputs, gk, retain_graph=True if k < n - 1 else retain_graph,
+                   create_graph=create_graph, allow_unused=allow_unused,
+                   materialize_grads=materialize)
+        for i, r in enumerate(res):
+            per_input[i].append(r)
+    return tuple(None if r[0] is None else stack(r) for r in per_input)
+
+
+from . import graph  # noqa: E402,F401

@@ -1,0 +1,432 @@
+"""The backward engine: PyTorch's ``Engine::execute`` in readable, iterative Python.
+
+    task = GraphTask(roots, grads, keep_graph=False, create_graph=False)
+    task.run()            # or task.step() to run one node at a time (the stepper does this)
+
+The algorithm, as in ``torch/csrc/autograd/engine.cpp``:
+
+1. ``compute_dependencies``: walk the graph from the root and count, for every node, how many
+   edges point at it. A node may run only when that many gradients have arrived.
+2. Put the root, with its input buffer holding the seed gradient, on the ready queue.
+3. Pop the task with the highest sequence number (AccumulateGrad has 2**64-1, so a leaf's
+   gradient is written as soon as it is complete) and ``evaluate_function`` it: hooks, the node's
+   formula, ``validate_outputs`` (sum broadcast gradients down to each input's shape, cast the
+   dtype), post-hooks, ``release_variables`` (unless ``retain_graph``), and then, for each output,
+   decrement the next node's count and add the gradient into its input buffer; a node whose count
+   reaches zero is pushed on the queue with its finished buffer.
+4. Stop when the queue is empty.
+
+No recursion anywhere, so a 100,000-node chain is fine.
+"""
+import warnings
+
+import numpy as np
+
+from ..grad_mode import _state as _grad_state
+from .node import AccumulateGrad, GraphRoot, UINT64_MAX
+
+
+class StdPriorityQueue:
+    """``std::priority_queue`` as libstdc++ implements it (a binary max-heap, not stable), so
+    that ties between equal sequence numbers break exactly as in PyTorch. Entries are
+    ``(sequence_nr, node, buffer)``."""
+
+    __slots__ = ("c",)
+
+    def __init__(self):
+        self.c = []
+
+    def __len__(self):
+        return len(self.c)
+
+    def _sift_up(self, hole, top, value):  # libstdc++ __push_heap
+        c = self.c
+        key = value[0]
+        parent = (hole - 1) // 2
+        while hole > top and c[parent][0] < key:
+            c[hole] = c[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        c[hole] = value
+
+    def push(self, entry):
+        self.c.append(entry)
+        self._sift_up(len(self.c) - 1, 0, entry)
+
+    def pop(self):  # libstdc++ pop_heap + __adjust_heap
+        c = self.c
+        top = c[0]
+        if len(c) > 1:
+            last = len(c) - 1
+            value = c[last]
+            c[last] = c[0]
+            n, hole, child = last, 0, 0
+            while child < (n - 1) // 2:
+                child = 2 * (child + 1)
+                if c[child][0] < c[child - 1][0]:
+                    child -= 1
+                c[hole] = c[child]
+                hole = child
+            if (n & 1) == 0 and child == (n - 2) // 2:
+                child = 2 * (child + 1)
+                c[hole] = c[child - 1]
+                hole = child - 1
+            self._sift_up(hole, 0, value)
+        c.pop()
+        return top
+
+    def in_pop_order(self):
+        """The queued entries in the order they would be popped (for display)."""
+        copy = StdPriorityQueue()
+        copy.c = list(self.c)
+        return [copy.pop() for _ in range(len(copy.c))]
+
+
+def compute_dependencies(root):
+    """Count incoming edges per node (edges, not distinct parents: ``x*x`` gives Acc(x) two)."""
+    dependencies = {}
+    seen = {root}
+    stack = [root]
+    while stack:
+        fn = stack.pop()
+        for next_fn, _ in fn.next_functions:
+            if next_fn is None:
+                continue
+            dependencies[next_fn] = dependencies.get(next_fn, 0) + 1
+            if next_fn not in seen:
+                seen.add(next_fn)
+                stack.append(next_fn)
+    return dependencies
+
+
+def _should_execute_map(root, targets):
+    """exec_info: the nodes that lie on a path from ``root`` to any node in ``targets``.
+    Iterative post-order walk; a node is needed when one of its children is."""
+    needed = {}
+    stack = [(root, 0)]
+    visiting = {root}
+    while stack:
+        fn, i = stack[-1]
+        nexts = fn.next_functions
+        if i < len(nexts):
+            stack[-1] = (fn, i + 1)
+            child = nexts[i][0]
+            if child is not None and child not in needed and child not in visiting:
+                visiting.add(child)
+                stack.append((child, 0))
+            continue
+        stack.pop()
+        needed[fn] = fn in targets or any(
+            c is not None and needed.get(c, False) for c, _ in nexts)
+    return needed
+
+
+def _call_tensor_hook(hook, grad):
+    new = hook(grad)
+    if new is None:
+        return grad
+    from ..tensor import Tensor
+
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if grad is not None and new.shape != grad.shape:
+        name = getattr(hook, "__name__", repr(hook))
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    return new
+
+
+def call_tensor_pre_hooks(fn, inputs):
+    """Tensor hooks (``t.register_hook``) and then retain_grad, for every input slot."""
+    if isinstance(fn, AccumulateGrad):
+        hooks = fn.variable._backward_hooks
+        if hooks:
+            g = inputs[0]
+            for hook in list(hooks.values()):
+                g = _call_tensor_hook(hook, g)
+            inputs[0] = g
+        return inputs
+    if fn._tensor_pre_hooks:
+        for slot, hooks in fn._tensor_pre_hooks.items():
+            g = inputs[slot]
+            for hook in list(hooks.values()):
+                g = _call_tensor_hook(hook, g)
+            inputs[slot] = g
+    if fn._retains_grad_hooks:
+        for slot, ref in fn._retains_grad_hooks.items():
+            t = ref()
+            g = inputs[slot]
+            if t is None or g is None:
+                continue
+            if t._grad is None:
+                # retain_grad stores a copy, so later in-place accumulation can't touch the buffer
+                t._grad = g if _grad_state.grad_enabled else type(g)._make(g._data.copy())
+            else:
+                t._grad = t._grad + g
+    return inputs
+
+
+def _call_pre_hooks(fn, inputs):
+    for hook in list(fn._pre_hooks.values()):
+        result = hook(tuple(inputs))
+        if result is None:
+            continue
+        if not isinstance(result, tuple):
+            raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+        inputs = list(result)
+    return inputs
+
+
+def _call_post_hooks(fn, outputs, inputs):
+    for hook in list(fn._post_hooks.values()):
+        result = hook(tuple(outputs), tuple(inputs))
+        if result is None:
+            continue
+        if not isinstance(result, tuple):
+            raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+        for old, new in zip(outputs, result):
+            if old is None and new is not None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+        outputs = list(result)
+    return outputs
+
+
+def validate_outputs(fn, outputs):
+    """Check the count, then sum broadcast gradients to each input's shape and cast dtypes."""
+    edges = fn.next_functions
+    if len(outputs) != len(edges):
+        raise RuntimeError(
+            f"function {fn.name()} returned an incorrect number of gradients (expected "
+            f"{len(edges)}, got {len(outputs)})")
+    from ..tensor import Tensor
+
+    for i, grad in enumerate(outputs):
+        next_fn, input_nr = edges[i]
+        if next_fn is None:
+            if grad is not None:
+                outputs[i] = None  # a gradient for an input that doesn't require grad is dropped
+            continue
+        if grad is None:
+            continue
+        if not isinstance(grad, Tensor):
+            raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
+        shape, dtype = next_fn._input_metadata[input_nr]
+        if grad._data.shape != shape:
+            if not _is_expandable_to(shape, grad._data.shape):
+                raise RuntimeError(
+                    f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}")
+            grad = grad.sum_to_size(shape)
+        if grad._data.dtype != dtype.np:
+            grad = grad.to(dtype)
+        outputs[i] = grad
+    return outputs
+
+
+def _is_expandable_to(shape, desired):
+    if len(shape) > len(desired):
+        return False
+    for s, d in zip(reversed(shape), reversed(desired)):
+        if s != d and s != 1:
+            return False
+    return True
+
+
+def _add_to_buffer(buffer, slot, grad):
+    """InputBuffer::accumulate: the first gradient is moved in; later ones are summed, left fold."""
+    if grad is None:
+        return
+    old = buffer[slot]
+    if old is None:
+        buffer[slot] = grad
+    else:
+        buffer[slot] = old + grad
+
+
+class GraphTask:
+    """One call of ``backward()`` / ``autograd.grad()``: the state the engine works through."""
+
+    def __init__(self, roots, grads, keep_graph=False, create_graph=False,
+                 accumulate_grad=True, inputs=None, observer=None):
+        """``roots``: edges ``(node, input_nr)`` of the outputs; ``grads``: their seed gradients;
+        ``inputs``: edges to capture (``autograd.grad``) or to restrict accumulation to
+        (``backward(inputs=...)``)."""
+        self.keep_graph = keep_graph
+        self.create_graph = create_graph
+        self.accumulate_grad = accumulate_grad
+        self.observer = observer
+        self.user_grads = {id(g) for g in grads if g is not None}
+        if len(roots) == 1:
+            self.graph_root = roots[0][0]
+            buffer = [None] * len(self.graph_root._input_metadata or [None])
+            slot = roots[0][1]
+            if slot >= len(buffer):
+                buffer.extend([None] * (slot + 1 - len(buffer)))
+            buffer[slot] = grads[0]
+        else:
+            self.graph_root = GraphRoot(roots, grads)
+            buffer = []
+        self.dependencies = compute_dependencies(self.graph_root)
+        self.not_ready = {}  # node -> input buffer still waiting for gradients
+        self.captures = None  # node -> [(slot, index into captured)]
+        self.captured = []
+        self.exec_info = None  # node -> bool (should run); None: run everything
+        if inputs is not None:
+            self._init_exec_info(inputs)
+        self.queue = StdPriorityQueue()
+        self.queue.push((_priority(self.graph_root), self.graph_root, buffer))
+        self.steps_done = 0
+
+    def _init_exec_info(self, inputs):
+        self.captured = [None] * len(inputs)
+        targets = set()
+        self.captures = {}
+        for index, (node, slot) in enumerate(inputs):
+            if node is None:
+                continue
+            if self.accumulate_grad and isinstance(node, AccumulateGrad):
+                targets.add(node)  # backward(inputs=[leaf]): run only that leaf's accumulation
+            else:
+                self.captures.setdefault(node, []).append((slot, index))
+                targets.add(node)
+        needed = _should_execute_map(self.graph_root, targets)
+        self.exec_info = {}
+        for node, is_needed in needed.items():
+            runs_itself = is_needed and (node not in self.captures or any(
+                c is not None and needed.get(c, False) for c, _ in node.next_functions))
+            if isinstance(node, AccumulateGrad):
+                runs_itself = node in targets and self.accumulate_grad
+            self.exec_info[node] = (is_needed, runs_itself)
+
+    # ------------------------------------------------------------------ running
+    def run(self):
+        prev = _grad_state.grad_enabled
+        _grad_state.grad_enabled = self.create_graph  # formulas record only with create_graph
+        try:
+            while self.queue.c:
+                self._step()
+        finally:
+            _grad_state.grad_enabled = prev
+        return self.captured
+
+    def step(self):
+        """Run exactly one node (the one the ready queue pops); the stepper calls this."""
+        prev = _grad_state.grad_enabled
+        _grad_state.grad_enabled = self.create_graph
+        try:
+            self._step()
+        finally:
+            _grad_state.grad_enabled = prev
+
+    def done(self):
+        return not self.queue.c
+
+    def _step(self):
+        _, fn, buffer = self.queue.pop()
+        try:
+            self.evaluate_function(fn, buffer)
+        except BaseException:
+            self.queue.c.clear()  # on error the remaining tasks are dropped, not run
+            self.not_ready.clear()
+            raise
+        finally:
+            self.steps_done += 1
+
+    def evaluate_function(self, fn, inputs):
+        observer = self.observer
+        if observer is not None:
+            observer.on_pop(self, fn, inputs)
+        if self.exec_info is not None:
+            is_needed, runs_itself = self.exec_info.get(fn, (False, False))
+            if not runs_itself:
+                inputs = call_tensor_pre_hooks(fn, list(inputs))
+                self._capture(fn, inputs)
+                if observer is not None:
+                    observer.on_skip(self, fn, inputs)
+                return
+        outputs = self.call_function(fn, inputs)
+        if not self.keep_graph:
+            fn.release_variables()
+            if observer is not None:
+                observer.on_release(self, fn)
+        from .anomaly_mode import _anomaly
+
+        if _anomaly.enabled and _anomaly.check_nan:
+            for i, out in enumerate(outputs):
+                if out is not None and np.isnan(out._data).any():
+                    raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
+        self._send(fn, outputs)
+
+    def call_function(self, fn, inputs):
+        inputs = call_tensor_pre_hooks(fn, inputs)
+        if self.captures is not None and fn in self.captures:
+            self._capture(fn, inputs)
+        if fn._pre_hooks:
+            inputs = _call_pre_hooks(fn, inputs)
+        from .anomaly_mode import _anomaly
+
+        try:
+            if isinstance(fn, AccumulateGrad):
+                if not self.accumulate_grad:
+                    return []
+                if inputs and inputs[0] is not None and id(inputs[0]) in self.user_grads:
+                    inputs[0] = type(inputs[0])._make(inputs[0]._data.copy())  # never alias the user's tensor
+                outputs = fn.apply(inputs)
+                if self.observer is not None:
+                    self.observer.on_accumulate(self, fn)
+            else:
+                outputs = fn.apply(inputs)
+                outputs = validate_outputs(fn, list(outputs))
+        except Exception:
+            if _anomaly.enabled:
+                _anomaly.warn_for(fn)
+            raise
+        if fn._post_hooks:
+            outputs = _call_post_hooks(fn, outputs, inputs)
+        if self.observer is not None:
+            self.observer.on_outputs(self, fn, inputs, outputs)
+        return outputs
+
+    def _capture(self, fn, inputs):
+        if self.captures is None:
+            return
+        for slot, index in self.captures.get(fn, ()):
+            self.captured[index] = inputs[slot] if slot < len(inputs) else None
+
+    def _send(self, fn, outputs):
+        dependencies = self.dependencies
+        not_ready = self.not_ready
+        exec_info = self.exec_info
+        observer = self.observer
+        for i, (next_fn, input_nr) in enumerate(fn.next_functions):
+            if next_fn is None:
+                continue
+            grad = outputs[i] if i < len(outputs) else None
+            remaining = dependencies[next_fn] - 1
+            if remaining == 0:
+                del dependencies[next_fn]
+            else:
+                dependencies[next_fn] = remaining
+            buffer = not_ready.get(next_fn)
+            if buffer is None:
+                if exec_info is not None and not exec_info.get(next_fn, (False, False))[0]:
+                    continue  # not on a path to a requested input
+                buffer = [None] * len(next_fn._input_metadata)
+                _add_to_buffer(buffer, input_nr, grad)
+                if remaining == 0:
+                    self.queue.push((_priority(next_fn), next_fn, buffer))
+                else:
+                    not_ready[next_fn] = buffer
+            else:
+                _add_to_buffer(buffer, input_nr, grad)
+                if remaining == 0:
+                    del not_ready[next_fn]
+                    self.queue.push((_priority(next_fn), next_fn, buffer))
+            if observer is not None:
+                observer.on_send(self, fn, i, next_fn, input_nr, grad, remaining)
+
+
+def _priority(fn):
+    return fn._sequence_nr_value
+
+
+__all__ = ["GraphTask", "StdPriorityQueue", "compute_dependencies", "UINT64_MAX", "warnings"]

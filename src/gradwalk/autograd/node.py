@@ -1,0 +1,341 @@
+"""Backward graph nodes: ``Node``, ``AccumulateGrad``, ``GraphRoot``, and saved tensors.
+
+A node is what ``tensor.grad_fn`` holds. It knows its ``next_functions`` (one edge per forward
+input, ``(node, input_nr)`` or ``(None, 0)``), its sequence number (the engine's priority), the
+values its formula needs (saved tensors, freed after it runs) and the shape/dtype of each
+gradient it will receive (``_input_metadata``), which the engine uses to reduce broadcast
+gradients.
+
+The graph holds no reference cycles: a node keeps its inputs, never its own output (a saved
+output keeps only the output's array and version counter), so reference counting frees a graph
+the moment the last tensor pointing into it goes away.
+"""
+import itertools
+import threading
+
+from ..grad_mode import _state as _grad_state
+
+UINT64_MAX = 2**64 - 1
+
+ERR_BACKWARD_TWICE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you call "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+    "graph a second time or if you need to access saved tensors after calling backward."
+)
+
+
+class _SequenceCounter(threading.local):
+    value = 0
+
+
+_sequence = _SequenceCounter()
+
+
+def _next_sequence_nr():
+    n = _sequence.value
+    _sequence.value = n + 1
+    return n
+
+
+def peek_sequence_nr():
+    return _sequence.value
+
+
+class RemovableHandle:
+    """Returned by every ``register_*hook``; ``.remove()`` takes the hook out again."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks_dict):
+        self.hooks_dict = hooks_dict
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        self.hooks_dict.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _add_hook(hooks, fn):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = fn
+    return handle
+
+
+class _SavedTensorHooksState(threading.local):
+    stack = ()
+
+
+saved_tensors_hooks_state = _SavedTensorHooksState()
+
+
+class SavedTensor:
+    """One value saved for backward (``torch._C._autograd.SavedTensor``).
+
+    An input is kept as the tensor object itself (``_saved_self is x``). An output is kept as its
+    array and version counter only: keeping the tensor would make a cycle output -> grad_fn ->
+    node -> output. Unpacking checks the version counter, so an in-place edit of a saved value
+    fails loudly instead of giving a wrong gradient.
+    """
+
+    __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_node", "_freed",
+                 "_output_nr", "_packed", "_unpack_hook", "_meta")
+
+    def __init__(self, tensor, node=None, is_output=False):
+        self._freed = False
+        self._packed = None
+        self._unpack_hook = None
+        self._node = None
+        hooks = saved_tensors_hooks_state.stack
+        if hooks and not tensor._is_wrapped_number:
+            pack, unpack = hooks[-1]
+            self._packed = pack(tensor)
+            self._unpack_hook = unpack
+            self._tensor = None
+            self._data = None
+            self._meta = None
+            return
+        self._version_counter = tensor._version_counter
+        self._saved_version = tensor._version_counter[0]
+        if is_output:
+            self._tensor = None
+            self._data = tensor._data
+            self._output_nr = tensor._output_nr
+            self._meta = (tensor.dtype, tensor._is_inference)
+            self._node = node  # set by the owner; cleared on release
+        else:
+            self._tensor = tensor
+            self._data = None
+            self._meta = None
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        tensor = self.unpack()
+        self._packed = pack_hook(tensor)
+        self._unpack_hook = unpack_hook
+        self._tensor = self._data = None
+
+    def release(self):
+        self._freed = True
+        self._tensor = self._data = self._packed = self._node = None
+
+    def unpack(self, owner=None):
+        if self._freed:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        if self._unpack_hook is not None:
+            return self._unpack_hook(self._packed)
+        from ..tensor import Tensor
+
+        if self._tensor is not None:
+            tensor = self._tensor
+            if tensor._version_counter[0] != self._saved_version:
+                _raise_modified(tensor, tensor.grad_fn, tensor._output_nr, self._saved_version,
+                                tensor._version_counter[0])
+            return tensor
+        node = owner if owner is not None else self._node
+        if self._version_counter[0] != self._saved_version:
+            shape_holder = Tensor._make(self._data)
+            _raise_modified(shape_holder, node, self._output_nr, self._saved_version,
+                            self._version_counter[0])
+        # Re-wrap the output; with create_graph the backward formula may differentiate through it.
+        out = Tensor._make(self._data, grad_fn=node, output_nr=self._output_nr,
+                           requires_grad=node is not None)
+        out._version_counter = self._version_counter
+        return out
+
+
+def _raise_modified(tensor, grad_fn, output_nr, expected, actual):
+    from .anomaly_mode import is_anomaly_enabled
+
+    where = ""
+    if grad_fn is not None:
+        where = f", which is output {output_nr} of {forward_op_name(grad_fn)},"
+    hint = (
+        "Hint: the backtrace further above shows the operation that failed to compute its "
+        "gradient. The variable in question was changed in there or anywhere later. Good luck!"
+        if is_anomaly_enabled()
+        else "Hint: enable anomaly detection to find the operation that failed to compute its "
+        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+    shape = ", ".join(str(s) for s in tensor.shape)
+    raise RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{tensor.dtype.legacy_name} [{shape}]]{where} is at version {actual}; "
+        f"expected version {expected} instead. {hint}"
+    )
+
+
+def forward_op_name(node):
+    """``MulBackward0`` -> ``Mul``; ``PowBackward1`` -> ``Pow1``; PyTorch's ``forward_op_name``."""
+    name = node.name()
+    i = name.rfind("Backward")
+    if i < 0:
+        return name
+    tail = name[i + len("Backward"):]
+    if not tail.isdigit() and tail != "":
+        return name
+    return name[:i] + ("" if tail in ("", "0") else tail)
+
+
+class Node:
+    """Base of every backward node (``torch.autograd.graph.Node``)."""
+
+    __slots__ = ("next_functions", "_sequence_nr_value", "_input_metadata", "_pre_hooks",
+                 "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata",
+                 "_anomaly", "__weakref__")
+
+    def __init__(self, next_functions=(), sequence_nr=None):
+        self.next_functions = next_functions
+        self._sequence_nr_value = _next_sequence_nr() if sequence_nr is None else sequence_nr
+        self._input_metadata = []
+        self._pre_hooks = None
+        self._post_hooks = None
+        self._tensor_pre_hooks = None
+        self._retains_grad_hooks = None
+        self._metadata = None
+        self._anomaly = None
+
+    # --- PyTorch's Python API on nodes ---
+    def name(self):
+        return type(self).__name__
+
+    def _sequence_nr(self):
+        return self._sequence_nr_value
+
+    def _set_sequence_nr(self, n):
+        self._sequence_nr_value = n
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    @property
+    def requires_grad(self):
+        return True
+
+    def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return _add_hook(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _add_hook(self._pre_hooks, fn)
+
+    def _register_tensor_pre_hook(self, output_nr, fn):
+        if self._tensor_pre_hooks is None:
+            self._tensor_pre_hooks = {}
+        hooks = self._tensor_pre_hooks.setdefault(output_nr, {})
+        return _add_hook(hooks, fn)
+
+    def _register_hook_dict(self, tensor):
+        pass
+
+    def __call__(self, *grads):
+        """Run the backward formula alone, without the engine's reduction (as PyTorch does)."""
+        return tuple(self.apply(list(grads)))
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def release_variables(self):
+        pass
+
+    def num_outputs(self):
+        return len(self.next_functions)
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf: adds the gradient it receives into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__((), UINT64_MAX)
+        self.variable = variable
+        self._input_metadata = [(variable.shape, variable.dtype)]
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def apply(self, grads):
+        accumulate_into_grad(self.variable, grads[0])
+        return []
+
+
+def accumulate_into_grad(variable, new_grad, steal=True):
+    """``variable.grad += new_grad`` the way PyTorch's AccumulateGrad does it."""
+    if new_grad is None:
+        return
+    from ..tensor import Tensor
+
+    grad = variable._grad
+    if _grad_state.grad_enabled:  # create_graph: out-of-place, so the sum stays differentiable
+        if grad is None:
+            variable._grad = _copy_backwards(new_grad)
+        else:
+            variable._grad = grad + new_grad
+    elif grad is None:
+        variable._grad = new_grad.detach() if steal else Tensor._make(new_grad._data.copy())
+        if variable._grad._data.dtype != variable._data.dtype:
+            variable._grad = variable._grad.to(variable.dtype)
+    elif grad.grad_fn is None and not grad.requires_grad:
+        grad._data += new_grad._data  # in place: x.grad keeps its identity
+        grad._version_counter[0] += 1
+    else:
+        variable._grad = grad + new_grad
+    hooks = variable.__dict__.get("_post_accumulate_grad_hooks")
+    if hooks:
+        for hook in list(hooks.values()):
+            hook(variable)
+
+
+def _copy_backwards(grad):
+    from ..ops.core import apply_op
+    from ..ops.shape import CopyBackwards
+
+    if not grad.requires_grad:
+        return grad.detach()
+    return apply_op(CopyBackwards, (grad,))
+
+
+class GraphRoot(Node):
+    """Root of a multi-output backward: hands each output its seed gradient."""
+
+    __slots__ = ("outputs",)
+
+    def __init__(self, edges, grads):
+        super().__init__(tuple(edges))
+        self.outputs = list(grads)
+
+    def name(self):
+        return "torch::autograd::GraphRoot"
+
+    def apply(self, grads):
+        return list(self.outputs)
+
+
+class Error(Node):
+    __slots__ = ("msg",)
+
+    def __init__(self, msg, next_functions=()):
+        super().__init__(next_functions, UINT64_MAX)
+        self.msg = msg
+
+    def name(self):
+        return "torch::autograd::Error"
+
+    def apply(self, grads):
+        raise RuntimeError(self.msg)

@@ -1,0 +1,94 @@
+"""Small helpers shared by the op modules: wrapping Python numbers, broadcasting errors,
+dims, and exposing an op as both ``gradwalk.f(x)`` and ``x.f()``."""
+import numbers
+
+import numpy as np
+
+from .._dtype import float32, float64, int64, bool_
+
+FUNCTIONS = {}  # name -> function, exported as gradwalk.<name>
+METHODS = {}  # name -> function, installed as Tensor.<name>
+
+
+def export(*names, method=True, function=True):
+    """Expose an op as ``gradwalk.<name>`` and/or ``Tensor.<name>``."""
+
+    def register(fn):
+        for name in names or (fn.__name__,):
+            if function:
+                FUNCTIONS[name] = fn
+            if method:
+                METHODS[name] = fn
+        return fn
+
+    return register
+
+
+def wrap_number(value):
+    """A Python number as PyTorch wraps it: a 0-dim float64/int64/bool tensor, flagged so that it
+    never promotes the dtype of the tensors it meets."""
+    from ..tensor import Tensor
+
+    if isinstance(value, bool):
+        data = np.asarray(value, dtype=np.bool_)
+    elif isinstance(value, numbers.Integral):
+        data = np.asarray(value, dtype=np.int64)
+    elif isinstance(value, numbers.Real):
+        data = np.asarray(value, dtype=np.float64)
+    else:
+        raise TypeError(f"unsupported operand type: {type(value).__name__}; expected a Tensor or a number")
+    t = Tensor._make(data)
+    t.__dict__["_is_wrapped_number"] = True
+    t.__dict__["_py"] = value.item() if isinstance(value, np.generic) else value
+    return t
+
+
+def as_tensor_arg(value):
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (numbers.Number, np.generic)):
+        return wrap_number(value)
+    if isinstance(value, np.ndarray):
+        return Tensor._make(value)
+    raise TypeError(f"expected a Tensor or a number, got {type(value).__name__}")
+
+
+def broadcast_shapes_or_raise(a_shape, b_shape):
+    """PyTorch's message for shapes that do not broadcast."""
+    a, b = list(a_shape), list(b_shape)
+    n = max(len(a), len(b))
+    a = [1] * (n - len(a)) + a
+    b = [1] * (n - len(b)) + b
+    for i in range(n - 1, -1, -1):
+        if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                f"non-singleton dimension {i}")
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+def normalize_dim(dim, ndim):
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % max(ndim, 1)
+
+
+def normalize_dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        dim = (int(dim),)
+    return tuple(sorted(normalize_dim(d, ndim) for d in dim)) if ndim else ()
+
+
+def dtype_arg(dtype):
+    from .. import _dtype
+
+    return _dtype.as_dtype(dtype)
+
+
+DEFAULT_FLOAT = float32
+__all__ = ["export", "wrap_number", "as_tensor_arg", "float32", "float64", "int64", "bool_"]

@@ -1,0 +1,303 @@
+"""How an op runs: the one place where forward values, graph nodes and saved values meet.
+
+Each op is a small class (see ``pointwise.py``, ``reduction.py``, ...), in the spirit of PyTorch's
+``derivatives.yaml``: the name of its backward node, a NumPy ``forward``, what it ``save``s, its
+``backward`` formula and its forward-mode ``jvp`` formula, side by side. ``apply_op`` runs it:
+
+* without grad (grad mode off, or no input requires grad) it is just the NumPy forward;
+* otherwise it creates the backward node, with a sequence number, ``next_functions`` (one edge
+  per tensor input) and the saved values, and hands back an output whose ``grad_fn`` is the node.
+
+Backward and jvp formulas are written with gradwalk's own tensor ops, so with
+``create_graph=True`` they record a graph of their own and derivatives of any order work.
+"""
+import traceback
+
+import numpy as np
+
+from .._dtype import bool_, float32, from_numpy_dtype
+from ..autograd.node import Node, SavedTensor, _next_sequence_nr
+from ..grad_mode import _state as _grad_state
+
+_NO_ATTRS = {}
+
+
+class _Observers:
+    """Optional watchers of every op (profiler, anomaly mode, forward AD). All None or False
+    when nobody is watching, so an op pays one attribute read for the whole feature set."""
+
+    any = False
+    profiler = None  # callable(op_name, inputs, node) -> context manager
+    anomaly = False
+    forward_ad = None  # callable(op, inputs, outputs, attrs, node) when a dual level is open
+
+    @classmethod
+    def refresh(cls):
+        cls.any = bool(cls.profiler or cls.anomaly or cls.forward_ad)
+
+
+observers = _Observers
+
+
+class OpNode(Node):
+    """A backward node made by an op. Its class is generated per op and named as PyTorch names it."""
+
+    __slots__ = ("needs_input_grad", "_saved", "_attrs")
+    op = None
+    _saved_names = ()
+
+    def apply(self, grads):
+        return self.op.backward(self, *grads)
+
+    def save(self, /, **values):
+        """Save tensors for backward: ``ctx.save(self=x, other=None)``."""
+        saved = self._saved
+        if saved is None:
+            saved = self._saved = {}
+        for name, value in values.items():
+            saved[name] = None if value is None else SavedTensor(value)
+
+    def save_result(self, name, output):
+        saved = self._saved
+        if saved is None:
+            saved = self._saved = {}
+        saved[name] = SavedTensor(output, node=None, is_output=True)
+
+    def release_variables(self):
+        saved = self._saved
+        if saved:
+            for value in saved.values():
+                if value is not None:
+                    value.release()
+
+    def __getattr__(self, name):
+        # ctx.self / ctx.result in formulas, and PyTorch's node._saved_self / node._raw_saved_self
+        raw = False
+        if name.startswith("_raw_saved_"):
+            name, raw = name[11:], True
+        elif name.startswith("_saved_"):
+            name = name[7:]
+        saved = object.__getattribute__(self, "_saved")
+        if saved is not None and name in saved:
+            value = saved[name]
+            if value is None or raw:
+                return value
+            return value.unpack(self)
+        attrs = object.__getattribute__(self, "_attrs")
+        if attrs is not None and name in attrs:
+            return attrs[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        names = list(super().__dir__())
+        for d in (self._saved, self._attrs):
+            if d:
+                names += ["_saved_" + k for k in d]
+        if self._saved:
+            names += ["_raw_saved_" + k for k in self._saved]
+        return names
+
+
+class Op:
+    """Base of every differentiable op. Subclasses set ``name`` and define:
+
+    ``forward(*arrays, **attrs)``   NumPy arrays in, an array (or a tuple of them) out;
+    ``save(ctx, *inputs, out, **attrs)``  what backward needs (only what it will use);
+    ``backward(ctx, *grads)``        one gradient per tensor input (None where not needed);
+    ``jvp(ctx, *tangents)``          the forward-mode derivative (None tangents are zero).
+    """
+
+    name = None
+    saves_attrs = ()  # non-tensor arguments exposed as ``_saved_<name>`` on the node
+    Node = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.name:
+            cls.Node = type(cls.name, (OpNode,), {"__slots__": (), "op": cls,
+                                                  "__module__": "gradwalk.autograd.generated"})
+
+    @staticmethod
+    def save(ctx, *inputs, out, **attrs):
+        pass
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError
+
+
+def _edge(t):
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (t._grad_accumulator(), 0)
+    return (None, 0)
+
+
+def _as_arrays(inputs):
+    return [t._data if not t._is_wrapped_number else t._py for t in inputs]
+
+
+def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
+    """Run ``op`` on tensor ``inputs``; record a backward node when grad is needed.
+
+    ``out_dtype`` casts the forward result (type promotion is decided by the caller).
+    ``inplace`` is the tensor to write the result into (``x.mul_(2)``); the node then becomes
+    that tensor's new ``grad_fn``.
+    """
+    from ..tensor import Tensor
+
+    requires_grad = False
+    if _grad_state.grad_enabled:
+        for t in inputs:
+            if t._requires_grad:
+                requires_grad = True
+                break
+    if observers.any and observers.profiler is not None:
+        with observers.profiler(op, inputs, requires_grad):
+            return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad, Tensor)
+    return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad, Tensor)
+
+
+def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad, Tensor):
+    if inplace is not None and requires_grad:
+        _check_inplace(inplace)
+        # Formulas that need the old value of the overwritten tensor get a snapshot of it.
+        inputs = [_snapshot(t) if t is inplace else t for t in inputs]
+    data = op.forward(*_as_arrays(inputs), **attrs)
+    multi = type(data) is tuple
+    if not multi:
+        if out_dtype is not None and data.dtype != out_dtype.np:
+            data = data.astype(out_dtype.np)
+        elif type(data) is not np.ndarray:
+            data = np.asarray(data)
+    if not requires_grad or not op.name:
+        if multi:
+            return tuple(Tensor._make(d) for d in data)
+        if inplace is not None:
+            return _write_inplace(inplace, data, None)
+        return Tensor._make(data)
+
+    node = op.Node.__new__(op.Node)
+    node.next_functions = tuple([_edge(t) for t in inputs])
+    node._sequence_nr_value = _next_sequence_nr()
+    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = None
+    node._retains_grad_hooks = node._metadata = node._anomaly = None
+    node._saved = None
+    node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
+    node.needs_input_grad = tuple([t._requires_grad for t in inputs])
+    if multi:
+        outputs = []
+        meta = []
+        for i, d in enumerate(data):
+            differentiable = d.dtype.kind == "f"
+            o = Tensor._make(d, grad_fn=node if differentiable else None, output_nr=i,
+                             requires_grad=differentiable)
+            outputs.append(o)
+            meta.append((o.shape, o.dtype))
+        node._input_metadata = meta
+        op.save(node, *inputs, out=outputs, **attrs)
+        result = tuple(outputs)
+    else:
+        if data.dtype.kind != "f":  # integer and bool results never require grad
+            return Tensor._make(data)
+        if inplace is not None:
+            result = _write_inplace(inplace, data, node)
+        else:
+            result = Tensor._make(data, grad_fn=node, requires_grad=True)
+        node._input_metadata = [(result.shape, result.dtype)]
+        op.save(node, *inputs, out=result, **attrs)
+    if observers.any:
+        if observers.anomaly:
+            node._anomaly = traceback.extract_stack()[:-3]
+            node.metadata["traceback_"] = traceback.format_list(node._anomaly)
+        if observers.forward_ad is not None:
+            observers.forward_ad(op, inputs, result, attrs)
+    return result
+
+
+def forward_only(op, inputs, attrs=_NO_ATTRS):
+    """Run an op's forward without touching the graph (for tangents and helpers)."""
+    from ..tensor import Tensor
+
+    return Tensor._make(np.asarray(op.forward(*_as_arrays(inputs), **attrs)))
+
+
+def _check_inplace(t):
+    if t.grad_fn is None and t._requires_grad:
+        if t._base is not None:
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _snapshot(t):
+    from ..tensor import Tensor
+
+    copy = Tensor._make(t._data.copy(), grad_fn=t.grad_fn, output_nr=t._output_nr,
+                        requires_grad=t._requires_grad)
+    if t.grad_fn is None and t._requires_grad:
+        copy._requires_grad = False
+    return copy
+
+
+def _write_inplace(t, data, node):
+    if t._is_inference and not _grad_state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+            "clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.")
+    if data.shape != t._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(data.shape)}")
+    if t._data.ndim == 0 or not t._data.flags.writeable:
+        t._data[...] = data
+    else:
+        np.copyto(t._data, data, casting="unsafe")
+    t._version_counter[0] += 1
+    if node is not None:
+        t.grad_fn = node
+        t._output_nr = 0
+        t._requires_grad = True
+    return t
+
+
+# ---- type promotion (PyTorch's rules) --------------------------------------------------------
+
+def result_dtype(a, b):
+    """dtype of a binary op's result. Categories (bool < int < float) decide first; within the
+    winning category, dimensioned tensors outrank 0-dim tensors, which outrank Python numbers."""
+    da, db = a.dtype, b.dtype
+    if da is db:
+        if a._is_wrapped_number and b._is_wrapped_number:
+            return float32 if da.is_floating_point else da
+        return da
+    return _promote_slow((a, b))
+
+
+def _rank(t):
+    if t._is_wrapped_number:
+        return 0
+    return 1 if t._data.ndim == 0 else 2
+
+
+def _category(d):
+    return 0 if d is bool_ else (2 if d.is_floating_point else 1)
+
+
+def _promote_slow(tensors):
+    top = max(_category(t.dtype) for t in tensors)
+    contenders = [t for t in tensors if _category(t.dtype) == top]
+    best_rank = max(_rank(t) for t in contenders)
+    chosen = [t for t in contenders if _rank(t) == best_rank]
+    if best_rank == 0:  # only Python numbers of this category: the default dtype
+        return float32 if top == 2 else chosen[0].dtype
+    result = chosen[0].dtype
+    for t in chosen[1:]:
+        result = from_numpy_dtype(np.promote_types(result.np, t.dtype.np))
+    return result
+
+
+def result_dtype_many(tensors):
+    return _promote_slow(tensors)

@@ -1,0 +1,339 @@
+"""Tensor factories: ``tensor``, ``zeros``, ``randn``, ... and the random generator.
+
+Random values come from our own NumPy generator: ``manual_seed`` makes runs reproducible, but the
+numbers are not PyTorch's.
+"""
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._dtype import Size, as_dtype, float32, int64
+from ._util import export
+
+
+class Generator:
+    """``torch.Generator``: a seedable source of random numbers."""
+
+    def __init__(self, device="cpu"):
+        self._seed = 67280421310721
+        self._rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self):
+        self._seed = int(np.random.SeedSequence().entropy % (2**63))
+        self._rng = np.random.default_rng(self._seed)
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        from ..tensor import Tensor
+
+        import json
+
+        return Tensor._make(np.frombuffer(json.dumps(self._rng.bit_generator.state).encode(), dtype=np.uint8).copy())
+
+    def set_state(self, state):
+        import json
+
+        self._rng.bit_generator.state = json.loads(bytes(state._data).decode())
+
+
+default_generator = Generator()
+
+
+@export(method=False)
+def manual_seed(seed):
+    default_generator.manual_seed(seed)
+    return default_generator
+
+
+@export(method=False)
+def seed():
+    return default_generator.seed()
+
+
+@export(method=False)
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def _make(data, dtype=None, requires_grad=False):
+    from ..tensor import Tensor
+
+    t = Tensor._make(data if dtype is None else data.astype(as_dtype(dtype).np, copy=False))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        return tuple(int(s) for s in size[0])
+    return tuple(int(s) for s in size)
+
+
+def _infer_dtype(value):
+    """PyTorch's inference: floats -> float32 (the default), ints -> int64, bools -> bool."""
+    if isinstance(value, bool) or (isinstance(value, np.ndarray) and value.dtype == np.bool_):
+        return _dtype.bool_
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return _dtype.from_numpy_dtype(value.dtype) if value.dtype != np.float64 else float32
+        if value.dtype.kind in "iu":
+            return int64
+        if value.dtype.kind == "b":
+            return _dtype.bool_
+    if isinstance(value, numbers.Integral):
+        return int64
+    return float32
+
+
+def _to_nested(data):
+    from ..tensor import Tensor
+
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_to_nested(d) for d in data]
+    return data
+
+
+@export(method=False)
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``tensor([1., 2.], requires_grad=True)``: a leaf holding a copy of ``data``."""
+    from ..tensor import Tensor
+
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+            "sourceTensor.detach().clone().requires_grad_(True), rather than torch.tensor(sourceTensor).",
+            UserWarning, stacklevel=2)
+        arr = data._data.copy()
+        inferred = data.dtype
+    else:
+        try:
+            arr = np.array(_to_nested(data))
+        except ValueError as e:
+            raise ValueError(f"expected sequence of equal-length lists: {e}") from None
+        if arr.dtype == object:
+            raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        if isinstance(data, np.ndarray):
+            inferred = _dtype.from_numpy_dtype(data.dtype)
+        elif arr.dtype.kind == "f":
+            inferred = float32
+        elif arr.dtype.kind in "iu":
+            inferred = int64
+        elif arr.dtype.kind == "b":
+            inferred = _dtype.bool_
+        else:
+            raise TypeError(f"Could not infer dtype of {arr.dtype}")
+    d = as_dtype(dtype) if dtype is not None else inferred
+    if requires_grad and not d.is_floating_point:
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+    t = Tensor._make(np.ascontiguousarray(arr, dtype=d.np).copy() if arr.base is not None else arr.astype(d.np, copy=False))
+    if requires_grad:
+        t._requires_grad = True
+    return t
+
+
+@export(method=False)
+def as_tensor(data, dtype=None, device=None):
+    from ..tensor import Tensor
+
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    return tensor(data, dtype=dtype)
+
+
+@export(method=False)
+def from_numpy(array):
+    """Shares memory with ``array``, as PyTorch's does."""
+    from ..tensor import Tensor
+
+    _dtype.from_numpy_dtype(array.dtype)
+    return Tensor._make(array)
+
+
+def _filled(fill, size, dtype, requires_grad, default=float32):
+    d = as_dtype(dtype) if dtype is not None else default
+    return _make(np.full(_size(size), fill, dtype=d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(0, size, dtype, requires_grad)
+
+
+@export(method=False)
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(1, size, dtype, requires_grad)
+
+
+@export(method=False)
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(0, size, dtype, requires_grad)
+
+
+@export(method=False)
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _infer_dtype(fill_value)
+    return _filled(fill_value, (size,) if isinstance(size, int) else tuple(size), dtype, requires_grad)
+
+
+def _like(fill):
+    def fn(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+        d = as_dtype(dtype) if dtype is not None else input.dtype
+        return _make(np.full(input._data.shape, fill, dtype=d.np), requires_grad=requires_grad)
+
+    return fn
+
+
+zeros_like = export("zeros_like", method=False)(_like(0))
+ones_like = export("ones_like", method=False)(_like(1))
+empty_like = export("empty_like", method=False)(_like(0))
+
+
+@export(method=False)
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) if dtype is not None else input.dtype
+    return _make(np.full(input._data.shape, fill_value, dtype=d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    values = (start, end, step)
+    is_float = any(isinstance(v, float) for v in values)
+    d = as_dtype(dtype) if dtype is not None else (float32 if is_float else int64)
+    return _make(np.arange(start, end, step).astype(d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) if dtype is not None else float32
+    return _make(np.linspace(start, end, steps).astype(d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
+    d = as_dtype(dtype) if dtype is not None else float32
+    return _make(np.logspace(start, end, steps, base=base).astype(d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) if dtype is not None else float32
+    return _make(np.eye(n, m, dtype=d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) if dtype is not None else float32
+    return _make(_rng(generator).random(_size(size)).astype(d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    d = as_dtype(dtype) if dtype is not None else float32
+    return _make(_rng(generator).standard_normal(_size(size)).astype(d.np), requires_grad=requires_grad)
+
+
+@export(method=False)
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    d = as_dtype(dtype) if dtype is not None else int64
+    return _make(_rng(generator).integers(low, high, size=tuple(size)).astype(d.np))
+
+
+@export(method=False)
+def randperm(n, *, generator=None, dtype=None, device=None):
+    return _make(_rng(generator).permutation(n).astype(np.int64))
+
+
+@export(method=False)
+def rand_like(input, *, dtype=None, requires_grad=False):
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+@export(method=False)
+def randn_like(input, *, dtype=None, requires_grad=False):
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+@export(method=False)
+def normal(mean, std, size=None, *, generator=None):
+    from ..tensor import Tensor
+
+    if size is not None:
+        return _make(_rng(generator).normal(mean, std, size=tuple(size)).astype(np.float32))
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
+    return _make(np.asarray(_rng(generator).normal(m, s)).astype(np.float32))
+
+
+@export(method=False)
+def bernoulli(input, p=None, *, generator=None):
+    probs = input._data if p is None else np.full(input.shape, p)
+    return _make((_rng(generator).random(input.shape) < probs).astype(input._data.dtype))
+
+
+@export(method=False)
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    p = input._data / input._data.sum(-1, keepdims=True)
+    rng = _rng(generator)
+    if p.ndim == 1:
+        return _make(rng.choice(len(p), size=num_samples, replace=replacement, p=p).astype(np.int64))
+    return _make(np.stack([rng.choice(p.shape[-1], size=num_samples, replace=replacement, p=row)
+                           for row in p]).astype(np.int64))
+
+
+@export(method=False)
+def is_tensor(obj):
+    from ..tensor import Tensor
+
+    return isinstance(obj, Tensor)
+
+
+@export(method=False)
+def numel(input):
+    return input.numel()
+
+
+@export(method=False)
+def is_floating_point(input):
+    return input.dtype.is_floating_point
+
+
+@export(method=False)
+def broadcast_shapes(*shapes):
+    return Size(np.broadcast_shapes(*shapes))
+
+
+@export(method=False)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+@export(method=False)
+def equal(input, other):
+    return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
+
+
+@export(method=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -1,0 +1,5 @@
+"""Every op function in one namespace (``gradwalk.<name>``); formulas import it as ``F``."""
+from ._util import FUNCTIONS
+from . import pointwise, reduction, shape, linalg, factories, inplace, activation  # noqa: F401
+
+globals().update(FUNCTIONS)

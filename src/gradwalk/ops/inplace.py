@@ -1,0 +1,150 @@
+"""In-place ops (``x.add_(1)``, ``x *= 2``, ``x.zero_()``): they write into the tensor, bump its
+version counter and, on a tensor in a graph, make a new node its ``grad_fn``."""
+import numpy as np
+
+from ._util import as_tensor_arg, export
+from .core import Op, apply_op
+from . import pointwise as P
+
+
+def _inplace(op, self, others=(), attrs=None):
+    return apply_op(op, (self,) + tuple(as_tensor_arg(o) for o in others), attrs or {},
+                    out_dtype=self.dtype, inplace=self)
+
+
+@export(function=False)
+def add_(self, other, *, alpha=1):
+    return _inplace(P.Add, self, (other,), {"alpha": alpha})
+
+
+@export(function=False)
+def sub_(self, other, *, alpha=1):
+    return _inplace(P.Sub, self, (other,), {"alpha": alpha})
+
+
+@export(function=False)
+def mul_(self, other):
+    return _inplace(P.Mul, self, (other,))
+
+
+@export(function=False)
+def div_(self, other):
+    return _inplace(P.Div, self, (other,))
+
+
+@export(function=False)
+def pow_(self, exponent):
+    return _inplace(P.PowScalar, self, (), {"exponent": exponent})
+
+
+def _unary_inplace(name, op):
+    def fn(self):
+        return _inplace(op, self)
+
+    fn.__name__ = name
+    return export(name, function=False)(fn)
+
+
+for _name, _op in (("exp_", P.Exp), ("log_", P.Log), ("sin_", P.Sin), ("cos_", P.Cos),
+                   ("tanh_", P.Tanh), ("sigmoid_", P.Sigmoid), ("relu_", P.Relu),
+                   ("sqrt_", P.Sqrt), ("abs_", P.Abs), ("neg_", P.Neg)):
+    _unary_inplace(_name, _op)
+
+
+@export("relu_", method=False)
+def relu_(input):
+    return _inplace(P.Relu, input)
+
+
+@export(function=False)
+def clamp_(self, min=None, max=None):
+    return _inplace(P.Clamp, self, (), {"min": min, "max": max})
+
+
+clip_ = export("clip_", function=False)(clamp_)
+
+
+class Zero(Op):
+    name = "ZeroBackward0"
+
+    def forward(x):
+        return np.zeros_like(x)
+
+    def backward(ctx, g):
+        return g * 0.0,
+
+    def jvp(x, out, dx):
+        return dx * 0.0
+
+
+class Fill(Op):
+    name = "FillBackward0"
+
+    def forward(x, value):
+        return np.full_like(x, value)
+
+    def backward(ctx, g):
+        return g * 0.0,
+
+    def jvp(x, out, dx, value):
+        return dx * 0.0
+
+
+class Copy(Op):
+    """``self.copy_(src)``: self's old value gets no gradient; src gets it, summed to its shape."""
+
+    name = "CopyBackwards"
+
+    def forward(x, src):
+        return np.broadcast_to(src, x.shape).astype(x.dtype)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g * 0.0 if need[0] else None, g if need[1] else None)
+
+    def jvp(x, src, out, dx, dsrc):
+        return dsrc.expand(out.shape) if dsrc.shape != out.shape else dsrc
+
+
+@export(function=False)
+def zero_(self):
+    return _inplace(Zero, self)
+
+
+@export(function=False)
+def fill_(self, value):
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        value = value.item()
+    return _inplace(Fill, self, (), {"value": value})
+
+
+@export(function=False)
+def copy_(self, src, non_blocking=False):
+    return apply_op(Copy, (self, as_tensor_arg(src)), out_dtype=self.dtype, inplace=self)
+
+
+@export(function=False)
+def masked_fill_(self, mask, value):
+    from .shape import MaskedFill
+
+    return _inplace(MaskedFill, self, (), {"mask": np.broadcast_to(mask._data, self.shape), "value": value})
+
+
+@export(function=False)
+def uniform_(self, a=0.0, b=1.0, generator=None):
+    from .factories import _rng
+
+    self._data[...] = _rng(generator).uniform(a, b, self.shape)
+    self._version_counter[0] += 1
+    return self
+
+
+@export(function=False)
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    from .factories import _rng
+
+    self._data[...] = _rng(generator).normal(mean, std, self.shape)
+    self._version_counter[0] += 1
+    return self

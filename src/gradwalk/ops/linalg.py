@@ -1,0 +1,231 @@
+"""Matrix products. ``matmul`` picks the ATen op PyTorch picks, so the node names match:
+1-D@1-D ``DotBackward0``, 2-D@1-D ``MvBackward0``, 2-D@2-D ``MmBackward0``, batched ``BmmBackward0``."""
+import numpy as np
+
+from ._util import export
+from .core import Op, apply_op, result_dtype
+
+
+def _check_same_dtype(a, b, what):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name.replace('float32', 'float')} "
+            f"!= {b.dtype.name.replace('float32', 'float')}" if what == "mm" else
+            f"{what}: expected both vectors to have same dtype, but found {a.dtype.short_name} and "
+            f"{b.dtype.short_name}")
+
+
+class Mm(Op):
+    name = "MmBackward0"
+
+    def forward(a, b):
+        return a @ b
+
+    def save(ctx, a, b, out):
+        ctx.save(self=a if ctx.needs_input_grad[1] else None,
+                 mat2=b if ctx.needs_input_grad[0] else None)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g.mm(ctx.mat2.t()) if need[0] else None,
+                ctx.self.t().mm(g) if need[1] else None)
+
+    def jvp(a, b, out, da, db):
+        return da.mm(b) + a.mm(db)
+
+
+class Bmm(Op):
+    name = "BmmBackward0"
+
+    def forward(a, b):
+        return np.matmul(a, b)
+
+    def save(ctx, a, b, out):
+        ctx.save(self=a if ctx.needs_input_grad[1] else None,
+                 mat2=b if ctx.needs_input_grad[0] else None)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g.bmm(ctx.mat2.transpose(1, 2)) if need[0] else None,
+                ctx.self.transpose(1, 2).bmm(g) if need[1] else None)
+
+    def jvp(a, b, out, da, db):
+        return da.bmm(b) + a.bmm(db)
+
+
+class Dot(Op):
+    name = "DotBackward0"
+
+    def forward(a, b):
+        return np.asarray(np.dot(a, b))
+
+    def save(ctx, a, b, out):
+        ctx.save(self=a if ctx.needs_input_grad[1] else None,
+                 tensor=b if ctx.needs_input_grad[0] else None)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g * ctx.tensor if need[0] else None,
+                g * ctx.self if need[1] else None)
+
+    def jvp(a, b, out, da, db):
+        return da.dot(b) + a.dot(db)
+
+
+class Mv(Op):
+    name = "MvBackward0"
+
+    def forward(a, v):
+        return a @ v
+
+    def save(ctx, a, v, out):
+        ctx.save(self=a if ctx.needs_input_grad[1] else None,
+                 vec=v if ctx.needs_input_grad[0] else None)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g.unsqueeze(1) * ctx.vec.unsqueeze(0) if need[0] else None,
+                ctx.self.t().mv(g) if need[1] else None)
+
+    def jvp(a, v, out, da, dv):
+        return da.mv(v) + a.mv(dv)
+
+
+class Addmm(Op):
+    """``bias + x @ W.t()`` in one op: what ``nn.Linear`` runs on 2-D input."""
+
+    name = "AddmmBackward0"
+    saves_attrs = ("alpha", "beta")
+
+    def forward(bias, a, b, alpha=1, beta=1):
+        return bias + a @ b
+
+    def save(ctx, bias, a, b, out, alpha=1, beta=1):
+        ctx.save(mat1=a if ctx.needs_input_grad[2] else None,
+                 mat2=b if ctx.needs_input_grad[1] else None)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g if need[0] else None,
+                g.mm(ctx.mat2.t()) if need[1] else None,
+                ctx.mat1.t().mm(g) if need[2] else None)
+
+    def jvp(bias, a, b, out, dbias, da, db, alpha=1, beta=1):
+        return dbias + da.mm(b) + a.mm(db)
+
+
+def _shape_err(a, b):
+    raise RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+        f"{b.shape[0]}x{b.shape[1]})")
+
+
+@export()
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
+    if input.shape[1] != mat2.shape[0]:
+        _shape_err(input, mat2)
+    return apply_op(Mm, (input, mat2), out_dtype=result_dtype(input, mat2))
+
+
+@export()
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
+            f"{input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+    return apply_op(Bmm, (input, mat2), out_dtype=result_dtype(input, mat2))
+
+
+@export()
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of "
+            "elements, but got {} and {} elements respectively".format(
+                input.shape[0], other.shape[0], input.shape[0], other.shape[0]))
+    return apply_op(Dot, (input, other), out_dtype=result_dtype(input, other))
+
+
+@export()
+def mv(input, vec):
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
+            f"vec ({vec.shape[0]})")
+    return apply_op(Mv, (input, vec), out_dtype=result_dtype(input, vec))
+
+
+@export()
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if mat1.shape[1] != mat2.shape[0]:
+        _shape_err(mat1, mat2)
+    return apply_op(Addmm, (input, mat1, mat2), {"alpha": alpha, "beta": beta},
+                    out_dtype=result_dtype(mat1, mat2))
+
+
+@export()
+def matmul(input, other):
+    """``input @ other`` with PyTorch's dispatch (and its node names)."""
+    from .shape import SqueezeMatmul, UnsafeView
+
+    da, db = input.ndim, other.ndim
+    if da == 0 or db == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        if input.shape[0] != other.shape[0]:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied (1x{input.shape[0]} and "
+                f"{other.shape[0]}x{other.shape[1]})")
+        out = mm(input.unsqueeze(0), other)
+        return apply_op(SqueezeMatmul, (out,), {"self_sym_sizes": out.shape, "dim": 0})
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if da >= 3 and db <= 2:
+        # fold the batch into rows: UnsafeViewBackward0 <- MmBackward0 <- ViewBackward0
+        if db == 1:
+            out = matmul(input, other.unsqueeze(1))
+            return out.squeeze(-1)
+        batch = input.shape[:-1]
+        if input.shape[-1] != other.shape[0]:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(batch))}x{input.shape[-1]} and "
+                f"{other.shape[0]}x{other.shape[1]})")
+        folded = input.reshape(-1, input.shape[-1])
+        out = mm(folded, other)
+        return apply_op(UnsafeView, (out,), {"shape": batch + (other.shape[1],),
+                                              "self_sym_sizes": out.shape})
+    # general batched case: broadcast the batch dims, then bmm
+    a = input.unsqueeze(0) if da == 1 else input
+    b = other.unsqueeze(-1) if db == 1 else other
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: [{int(np.prod(a.shape[:-2]))}, "
+            f"{a.shape[-1]}] but got: [{int(np.prod(b.shape[:-2]))}, {b.shape[-2]}].")
+    batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    a3 = a.expand(batch + a.shape[-2:]).reshape(-1, a.shape[-2], a.shape[-1])
+    b3 = b.expand(batch + b.shape[-2:]).reshape(-1, b.shape[-2], b.shape[-1])
+    out = bmm(a3, b3)
+    out = apply_op(UnsafeView, (out,), {"shape": batch + (a.shape[-2], b.shape[-1]),
+                                        "self_sym_sizes": out.shape})
+    if da == 1:
+        out = out.squeeze(-2)
+    if db == 1:
+        out = out.squeeze(-1)
+    return out
+
+
+@export()
+def outer(input, vec2):
+    return input.unsqueeze(1) * vec2.unsqueeze(0)

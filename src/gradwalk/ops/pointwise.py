@@ -1,0 +1,923 @@
+"""Elementwise ops: arithmetic, powers, activations, comparisons.
+
+Each class is one ATen op: its backward node's name, a NumPy forward, what it saves, its
+backward formula (gradient in, one gradient per input out) and its jvp (forward mode). Backward
+formulas return un-reduced, broadcast-shaped gradients; the engine sums them to each input's shape.
+"""
+import numpy as np
+
+from .._dtype import float32
+from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
+from .core import Op, apply_op, result_dtype
+
+_errstate = np.errstate(all="ignore")  # inf/nan follow IEEE, as in PyTorch, without warnings
+
+
+# ---------------------------------------------------------------- arithmetic
+
+class Add(Op):
+    name = "AddBackward0"
+    saves_attrs = ("alpha",)
+
+    def forward(x, y, alpha=1):
+        return x + y if alpha == 1 else x + alpha * y
+
+    def backward(ctx, g):
+        a = ctx._attrs["alpha"]
+        return g, (g if a == 1 else g * a) if ctx.needs_input_grad[1] else None
+
+    def jvp(x, y, out, dx, dy, alpha=1):
+        return dx + dy * alpha
+
+
+class Sub(Op):
+    name = "SubBackward0"
+    saves_attrs = ("alpha",)
+
+    def forward(x, y, alpha=1):
+        return x - y if alpha == 1 else x - alpha * y
+
+    def backward(ctx, g):
+        a = ctx._attrs["alpha"]
+        return g, (-g if a == 1 else g * -a) if ctx.needs_input_grad[1] else None
+
+    def jvp(x, y, out, dx, dy, alpha=1):
+        return dx - dy * alpha
+
+
+class RsubScalar(Op):
+    """``2.0 - x``: the scalar overload, so the number gets no edge."""
+
+    name = "RsubBackward1"
+    saves_attrs = ("alpha",)
+
+    def forward(x, other, alpha=1):
+        return other - alpha * x if alpha != 1 else other - x
+
+    def backward(ctx, g):
+        a = ctx._attrs["alpha"]
+        return (-g if a == 1 else g * -a),
+
+    def jvp(x, out, dx, other, alpha=1):
+        return -dx * alpha
+
+
+class Mul(Op):
+    name = "MulBackward0"
+
+    def forward(x, y):
+        return x * y
+
+    def save(ctx, x, y, out):
+        # a tensor is saved only when the *other* side's gradient needs it (x*2.0 saves no x)
+        ctx.save(other=y if ctx.needs_input_grad[0] else None,
+                 self=x if ctx.needs_input_grad[1] else None)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g * ctx.other if need[0] else None,
+                g * ctx.self if need[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        return dx * y + x * dy
+
+
+class MulScalar(Op):
+    """``mul.Scalar``: used inside formulas (``exponent * x.pow(exponent - 1)``)."""
+
+    name = "MulBackward1"
+    saves_attrs = ("other",)
+
+    def forward(x, other):
+        return x * other
+
+    def backward(ctx, g):
+        return g * ctx._attrs["other"],
+
+    def jvp(x, out, dx, other):
+        return dx * other
+
+
+class Div(Op):
+    name = "DivBackward0"
+
+    def forward(x, y):
+        with _errstate:
+            return x / y
+
+    def save(ctx, x, y, out):
+        ctx.save(self=x if ctx.needs_input_grad[1] else None, other=y)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        y = ctx.other
+        return (g / y if need[0] else None,
+                -g * ctx.self / (y * y) if need[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        return (dx - out * dy) / y
+
+
+class Reciprocal(Op):
+    name = "ReciprocalBackward0"
+
+    def forward(x):
+        with _errstate:
+            return 1.0 / x
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        r = ctx.result
+        return -g * (r * r),
+
+    def jvp(x, out, dx):
+        return -dx * out * out
+
+
+class Neg(Op):
+    name = "NegBackward0"
+
+    def forward(x):
+        return -x
+
+    def backward(ctx, g):
+        return -g,
+
+    def jvp(x, out, dx):
+        return -dx
+
+
+class PowScalar(Op):
+    """``x ** 2.5``"""
+
+    name = "PowBackward0"
+    saves_attrs = ("exponent",)
+
+    def forward(x, exponent):
+        with _errstate:
+            return np.power(x, exponent)
+
+    def save(ctx, x, out, exponent):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        e = ctx._attrs["exponent"]
+        if e == 0:
+            return g * 0.0,
+        return g * (ctx.self.pow(e - 1) * e),
+
+    def jvp(x, out, dx, exponent):
+        return dx * 0.0 if exponent == 0 else dx * (x.pow(exponent - 1) * exponent)
+
+
+class PowTensor(Op):
+    """``x ** y`` with both tensors."""
+
+    name = "PowBackward1"
+
+    def forward(x, y):
+        with _errstate:
+            return np.power(x, y)
+
+    def save(ctx, x, y, out):
+        ctx.save(self=x, exponent=y)
+        if ctx.needs_input_grad[1]:
+            ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        from . import functions as F
+
+        need = ctx.needs_input_grad
+        x, y = ctx.self, ctx.exponent
+        gx = gy = None
+        if need[0]:
+            gx = F.where(y == 0.0, 0.0, g * (y * x.pow(y - 1)))
+        if need[1]:
+            # d/dy x**y = x**y log x, with 0**y taken as having slope 0 for y >= 0
+            gy = F.where((x == 0.0) & (y >= 0), 0.0, g * (ctx.result * x.log()))
+        return gx, gy
+
+    def jvp(x, y, out, dx, dy):
+        from . import functions as F
+
+        return (F.where(y == 0.0, 0.0, dx * (y * x.pow(y - 1)))
+                + F.where((x == 0.0) & (y >= 0), 0.0, dy * (out * x.log())))
+
+
+class PowScalarBase(Op):
+    """``2 ** x``"""
+
+    name = "PowBackward2"
+    saves_attrs = ("self",)
+
+    def forward(x, base):
+        with _errstate:
+            return np.power(base, x)
+
+    def save(ctx, x, out, base):
+        ctx._attrs = {"self": base}
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        base = ctx._attrs["self"]
+        if base == 0:
+            from . import functions as F
+
+            return F.where(ctx.result == 0, g * 0.0, g * 0.0),  # 0**x: slope 0 where defined
+        return g * (ctx.result * float(np.log(base))),
+
+    def jvp(x, out, dx, base):
+        return dx * (out * float(np.log(base))) if base != 0 else dx * 0.0
+
+
+# ---------------------------------------------------------------- unary functions
+
+class Exp(Op):
+    name = "ExpBackward0"
+
+    def forward(x):
+        with _errstate:
+            return np.exp(x)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return g * ctx.result,
+
+    def jvp(x, out, dx):
+        return dx * out
+
+
+class Log(Op):
+    name = "LogBackward0"
+
+    def forward(x):
+        with _errstate:
+            return np.log(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g / ctx.self,
+
+    def jvp(x, out, dx):
+        return dx / x
+
+
+class Sin(Op):
+    name = "SinBackward0"
+
+    def forward(x):
+        return np.sin(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * ctx.self.cos(),
+
+    def jvp(x, out, dx):
+        return dx * x.cos()
+
+
+class Cos(Op):
+    name = "CosBackward0"
+
+    def forward(x):
+        return np.cos(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * -ctx.self.sin(),
+
+    def jvp(x, out, dx):
+        return dx * -x.sin()
+
+
+class TanhBackward(Op):
+    """``tanh_backward(grad, y) = grad * (1 - y*y)`` as an op of its own, as in PyTorch, so a
+    second derivative shows ``TanhBackwardBackward0``."""
+
+    name = "TanhBackwardBackward0"
+
+    def forward(g, y):
+        return g * (1 - y * y)
+
+    def save(ctx, g, y, out):
+        ctx.save(grad_output=g, output=y)
+
+    def backward(ctx, gg):
+        need = ctx.needs_input_grad
+        g, y = ctx.grad_output, ctx.output
+        return (tanh_backward(gg, y) if need[0] else None,
+                gg * g * y * -2.0 if need[1] else None)
+
+    def jvp(g, y, out, dg, dy):
+        return tanh_backward(dg, y) + g * y * dy * -2.0
+
+
+class Tanh(Op):
+    name = "TanhBackward0"
+
+    def forward(x):
+        return np.tanh(x)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return tanh_backward(g, ctx.result),
+
+    def jvp(x, out, dx):
+        return tanh_backward(dx, out)
+
+
+class SigmoidBackward(Op):
+    name = "SigmoidBackwardBackward0"
+
+    def forward(g, y):
+        return g * (1 - y) * y
+
+    def save(ctx, g, y, out):
+        ctx.save(grad_output=g, output=y)
+
+    def backward(ctx, gg):
+        need = ctx.needs_input_grad
+        g, y = ctx.grad_output, ctx.output
+        return (sigmoid_backward(gg, y) if need[0] else None,
+                gg * g * (1 - y * 2.0) if need[1] else None)
+
+    def jvp(g, y, out, dg, dy):
+        return sigmoid_backward(dg, y) + g * (1 - y * 2.0) * dy
+
+
+class Sigmoid(Op):
+    name = "SigmoidBackward0"
+
+    def forward(x):
+        with _errstate:
+            return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return sigmoid_backward(g, ctx.result),
+
+    def jvp(x, out, dx):
+        return sigmoid_backward(dx, out)
+
+
+class Relu(Op):
+    name = "ReluBackward0"
+
+    def forward(x):
+        return np.maximum(x, 0).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return g * (ctx.result > 0),  # relu'(0) = 0
+
+    def jvp(x, out, dx):
+        return dx * (out > 0)
+
+
+class Sqrt(Op):
+    name = "SqrtBackward0"
+
+    def forward(x):
+        with _errstate:
+            return np.sqrt(x)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return g / (ctx.result * 2),  # sqrt'(0) = inf
+
+    def jvp(x, out, dx):
+        return dx / (out * 2)
+
+
+class Abs(Op):
+    name = "AbsBackward0"
+
+    def forward(x):
+        return np.abs(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * ctx.self.sign(),  # abs'(0) = 0
+
+    def jvp(x, out, dx):
+        return dx * x.sign()
+
+
+def _zero_grad_op(op_name, fn):
+    class _Op(Op):
+        name = op_name
+
+        def forward(x):
+            return fn(x)
+
+        def backward(ctx, g):
+            return g * 0.0,
+
+        def jvp(x, out, dx):
+            return dx * 0.0
+
+    _Op.__name__ = op_name.replace("Backward0", "")
+    return _Op
+
+
+Sign = _zero_grad_op("SignBackward0", np.sign)
+Floor = _zero_grad_op("FloorBackward0", np.floor)
+Ceil = _zero_grad_op("CeilBackward0", np.ceil)
+Round = _zero_grad_op("RoundBackward0", np.round)
+
+
+class Log1p(Op):
+    name = "Log1PBackward0"
+
+    def forward(x):
+        with _errstate:
+            return np.log1p(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g / (ctx.self + 1),
+
+    def jvp(x, out, dx):
+        return dx / (x + 1)
+
+
+class Expm1(Op):
+    name = "Expm1Backward0"
+
+    def forward(x):
+        with _errstate:
+            return np.expm1(x)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return g * (ctx.result + 1),
+
+    def jvp(x, out, dx):
+        return dx * (out + 1)
+
+
+class Tan(Op):
+    name = "TanBackward0"
+
+    def forward(x):
+        return np.tan(x)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        r = ctx.result
+        return g * (r * r + 1),
+
+    def jvp(x, out, dx):
+        return dx * (out * out + 1)
+
+
+class Clamp(Op):
+    """``x.clamp(min, max)`` with numbers; the gradient passes at the bounds (inclusive)."""
+
+    name = "ClampBackward1"
+    saves_attrs = ("min", "max")
+
+    def forward(x, min=None, max=None):
+        return np.clip(x, min, max).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, min=None, max=None):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        lo, hi = ctx._attrs["min"], ctx._attrs["max"]
+        mask = None
+        if lo is not None:
+            mask = x >= lo
+        if hi is not None:
+            mask = (x <= hi) if mask is None else mask & (x <= hi)
+        return g * mask,
+
+    def jvp(x, out, dx, min=None, max=None):
+        mask = (x >= (min if min is not None else -np.inf)) & (x <= (max if max is not None else np.inf))
+        return dx * mask
+
+
+class ClampMin(Op):
+    name = "ClampMinBackward0"
+    saves_attrs = ("min",)
+
+    def forward(x, min):
+        return np.maximum(x, min).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, min):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * (ctx.self >= ctx._attrs["min"]),
+
+    def jvp(x, out, dx, min):
+        return dx * (x >= min)
+
+
+class ClampMax(Op):
+    name = "ClampMaxBackward0"
+    saves_attrs = ("max",)
+
+    def forward(x, max):
+        return np.minimum(x, max).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, max):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * (ctx.self <= ctx._attrs["max"]),
+
+    def jvp(x, out, dx, max):
+        return dx * (x <= max)
+
+
+class Maximum(Op):
+    name = "MaximumBackward0"
+
+    def forward(x, y):
+        return np.maximum(x, y)
+
+    def save(ctx, x, y, out):
+        ctx.save(self=x, other=y)
+
+    def backward(ctx, g):
+        x, y = ctx.self, ctx.other
+        need = ctx.needs_input_grad
+        tie = (x == y) * 0.5  # a tie splits the gradient evenly
+        return (g * ((x > y) + tie) if need[0] else None,
+                g * ((y > x) + tie) if need[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        tie = (x == y) * 0.5
+        return dx * ((x > y) + tie) + dy * ((y > x) + tie)
+
+
+class Minimum(Op):
+    name = "MinimumBackward0"
+
+    def forward(x, y):
+        return np.minimum(x, y)
+
+    def save(ctx, x, y, out):
+        ctx.save(self=x, other=y)
+
+    def backward(ctx, g):
+        x, y = ctx.self, ctx.other
+        need = ctx.needs_input_grad
+        tie = (x == y) * 0.5
+        return (g * ((x < y) + tie) if need[0] else None,
+                g * ((y < x) + tie) if need[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        tie = (x == y) * 0.5
+        return dx * ((x < y) + tie) + dy * ((y < x) + tie)
+
+
+class Where(Op):
+    """``where(condition, x, y)``; the condition is never an edge."""
+
+    name = "WhereBackward0"
+
+    def forward(x, y, condition):
+        return np.where(condition, x, y)
+
+    def save(ctx, x, y, out, condition):
+        ctx._attrs = {"condition": condition}
+
+    def backward(ctx, g):
+        from ..tensor import Tensor
+
+        cond = Tensor._make(ctx._attrs["condition"])
+        need = ctx.needs_input_grad
+        return (where(cond, g, 0.0) if need[0] else None,
+                where(cond, 0.0, g) if need[1] else None)
+
+    def jvp(x, y, out, dx, dy, condition):
+        from ..tensor import Tensor
+
+        return where(Tensor._make(condition), dx, dy)
+
+
+def _compare(np_fn):
+    class _Cmp(Op):
+        def forward(x, y):
+            return np_fn(x, y)
+
+    return _Cmp
+
+
+_CMP = {name: _compare(fn) for name, fn in
+        (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+         ("gt", np.greater), ("ge", np.greater_equal), ("logical_and", np.logical_and),
+         ("logical_or", np.logical_or), ("logical_xor", np.logical_xor))}
+
+
+# ---------------------------------------------------------------- the functions users call
+
+def _binary(op, a, b, attrs=None):
+    a = as_tensor_arg(a)
+    b = as_tensor_arg(b)
+    dtype = result_dtype(a, b)
+    try:
+        return apply_op(op, (a, b), attrs or {}, out_dtype=dtype)
+    except ValueError:
+        broadcast_shapes_or_raise(a.shape, b.shape)
+        raise
+
+
+def _float_dtype(t):
+    return t.dtype if t.dtype.is_floating_point else float32
+
+
+def _unary(op, x, attrs=None):
+    x = as_tensor_arg(x)
+    return apply_op(op, (x,), attrs or {}, out_dtype=_float_dtype(x))
+
+
+@export()
+def add(input, other, *, alpha=1):
+    return _binary(Add, input, other, {"alpha": alpha})
+
+
+@export()
+def sub(input, other, *, alpha=1):
+    return _binary(Sub, input, other, {"alpha": alpha})
+
+
+subtract = export("subtract")(sub)
+
+
+@export()
+def rsub(input, other, *, alpha=1):
+    from ..tensor import Tensor
+
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)
+    input = as_tensor_arg(input)
+    dtype = result_dtype(input, wrap_number(other))
+    return apply_op(RsubScalar, (input,), {"other": other, "alpha": alpha}, out_dtype=dtype)
+
+
+@export("mul", "multiply")
+def mul(input, other):
+    return _binary(Mul, input, other)
+
+
+@export("div", "divide", "true_divide")
+def div(input, other, *, rounding_mode=None):
+    a, b = as_tensor_arg(input), as_tensor_arg(other)
+    if rounding_mode is not None:
+        with_mode = {"floor": np.floor_divide, "trunc": lambda x, y: np.trunc(x / y)}[rounding_mode]
+        return _nograd_binary(with_mode, a, b)
+    dtype = result_dtype(a, b)
+    if not dtype.is_floating_point:
+        dtype = float32
+    try:
+        return apply_op(Div, (a, b), {}, out_dtype=dtype)
+    except ValueError:
+        broadcast_shapes_or_raise(a.shape, b.shape)
+        raise
+
+
+def _nograd_binary(np_fn, a, b):
+    from ..tensor import Tensor
+
+    with _errstate:
+        return Tensor._make(np.asarray(np_fn(a._data, b._data)).astype(result_dtype(a, b).np))
+
+
+@export()
+def reciprocal(input):
+    return _unary(Reciprocal, input)
+
+
+def rdiv(input, other):
+    """``2 / x`` is ``x.reciprocal() * 2`` in PyTorch: MulBackward0 over ReciprocalBackward0."""
+    return mul(reciprocal(input), other)
+
+
+@export()
+def neg(input):
+    return apply_op(Neg, (as_tensor_arg(input),))
+
+
+negative = export("negative")(neg)
+
+
+@export()
+def pow(input, exponent):
+    from ..tensor import Tensor
+
+    if not isinstance(input, Tensor):  # 2 ** x
+        exponent = as_tensor_arg(exponent)
+        dtype = result_dtype(wrap_number(input), exponent)
+        return apply_op(PowScalarBase, (exponent,), {"base": input}, out_dtype=dtype)
+    if isinstance(exponent, Tensor):
+        return _binary(PowTensor, input, exponent)
+    dtype = result_dtype(input, wrap_number(exponent))
+    return apply_op(PowScalar, (input,), {"exponent": exponent}, out_dtype=dtype)
+
+
+@export()
+def square(input):
+    return pow(input, 2)
+
+
+def _simple_unary(op, *names):
+    def fn(input):
+        return _unary(op, input)
+
+    fn.__name__ = names[0]
+    fn.__doc__ = f"Elementwise ``{names[0]}``; backward node ``{op.name}``."
+    return export(*names)(fn)
+
+
+exp = _simple_unary(Exp, "exp")
+log = _simple_unary(Log, "log")
+sin = _simple_unary(Sin, "sin")
+cos = _simple_unary(Cos, "cos")
+tan = _simple_unary(Tan, "tan")
+tanh = _simple_unary(Tanh, "tanh")
+sigmoid = _simple_unary(Sigmoid, "sigmoid")
+relu = _simple_unary(Relu, "relu")
+sqrt = _simple_unary(Sqrt, "sqrt")
+log1p = _simple_unary(Log1p, "log1p")
+expm1 = _simple_unary(Expm1, "expm1")
+
+
+@export("abs", "absolute")
+def abs(input):  # noqa: A001
+    return apply_op(Abs, (as_tensor_arg(input),))
+
+
+@export()
+def sign(input):
+    return apply_op(Sign, (as_tensor_arg(input),))
+
+
+@export()
+def floor(input):
+    return apply_op(Floor, (as_tensor_arg(input),))
+
+
+@export()
+def ceil(input):
+    return apply_op(Ceil, (as_tensor_arg(input),))
+
+
+@export()
+def round(input):  # noqa: A001
+    return apply_op(Round, (as_tensor_arg(input),))
+
+
+@export()
+def rsqrt(input):
+    return reciprocal(sqrt(input))
+
+
+def tanh_backward(grad, output):
+    return apply_op(TanhBackward, (grad, output), out_dtype=result_dtype(grad, output))
+
+
+def sigmoid_backward(grad, output):
+    return apply_op(SigmoidBackward, (grad, output), out_dtype=result_dtype(grad, output))
+
+
+def _bound(v):
+    from ..tensor import Tensor
+
+    return v.item() if isinstance(v, Tensor) else v
+
+
+@export("clamp", "clip")
+def clamp(input, min=None, max=None):
+    from ..tensor import Tensor
+
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min) if isinstance(min, Tensor) else clamp_min(out, min)
+        if max is not None:
+            out = minimum(out, max) if isinstance(max, Tensor) else clamp_max(out, max)
+        return out
+    return apply_op(Clamp, (input,), {"min": min, "max": max})
+
+
+@export()
+def clamp_min(input, min):
+    return apply_op(ClampMin, (input,), {"min": min})
+
+
+@export()
+def clamp_max(input, max):
+    return apply_op(ClampMax, (input,), {"max": max})
+
+
+@export()
+def maximum(input, other):
+    return _binary(Maximum, input, other)
+
+
+@export()
+def minimum(input, other):
+    return _binary(Minimum, input, other)
+
+
+@export(method=False)
+def where(condition, input=None, other=None):
+    from ..tensor import Tensor
+
+    if input is None and other is None:
+        return tuple(Tensor._make(i) for i in np.nonzero(as_tensor_arg(condition)._data))
+    cond = as_tensor_arg(condition)._data.astype(bool)
+    a, b = as_tensor_arg(input), as_tensor_arg(other)
+    dtype = result_dtype(a, b)
+    return apply_op(Where, (a, b), {"condition": cond}, out_dtype=dtype)
+
+
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
+def _make_cmp(name):
+    op = _CMP[name]
+
+    def fn(input, other):
+        a, b = as_tensor_arg(input), as_tensor_arg(other)
+        try:
+            return apply_op(op, (a, b))
+        except ValueError:
+            broadcast_shapes_or_raise(a.shape, b.shape)
+            raise
+
+    fn.__name__ = name
+    return export(name)(fn)
+
+
+eq = _make_cmp("eq")
+ne = _make_cmp("ne")
+lt = _make_cmp("lt")
+le = _make_cmp("le")
+gt = _make_cmp("gt")
+ge = _make_cmp("ge")
+logical_and = _make_cmp("logical_and")
+logical_or = _make_cmp("logical_or")
+logical_xor = _make_cmp("logical_xor")
+greater, less, greater_equal, less_equal = gt, lt, ge, le
+
+
+@export()
+def logical_not(input):
+    from ..tensor import Tensor
+
+    return Tensor._make(np.logical_not(as_tensor_arg(input)._data))
+
+
+@export()
+def isnan(input):
+    from ..tensor import Tensor
+
+    return Tensor._make(np.isnan(input._data))
+
+
+@export()
+def isinf(input):
+    from ..tensor import Tensor
+
+    return Tensor._make(np.isinf(input._data))
+
+
+@export()
+def isfinite(input):
+    from ..tensor import Tensor
+
+    return Tensor._make(np.isfinite(input._data))

@@ -1,0 +1,911 @@
+"""Shape and indexing ops: views, transposes, selections, cat/stack/split, copies, dtypes."""
+import collections
+import numbers
+
+import numpy as np
+
+from .._dtype import Size
+from ._util import export, normalize_dim, as_tensor_arg
+from .core import Op, apply_op, result_dtype_many
+
+values_indices = collections.namedtuple("return_types", ["values", "indices"])
+
+
+def _namedtuple_values_indices(values, indices):
+    return values_indices(values, indices)
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _infer_shape(shape, numel, orig):
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+class View(Op):
+    name = "ViewBackward0"
+    saves_attrs = ("self_sym_sizes",)
+
+    def forward(x, shape, self_sym_sizes):
+        return x.reshape(shape)
+
+    def backward(ctx, g):
+        return g.reshape(ctx._attrs["self_sym_sizes"]),
+
+    def jvp(x, out, dx, shape, self_sym_sizes):
+        return dx.reshape(shape)
+
+
+class UnsafeView(View):
+    name = "UnsafeViewBackward0"
+
+
+class Clone(Op):
+    name = "CloneBackward0"
+
+    def forward(x):
+        return x.copy()
+
+    def backward(ctx, g):
+        return g,
+
+    def jvp(x, out, dx):
+        return dx
+
+
+class CopyBackwards(Op):
+    name = "CopyBackwards"
+
+    def forward(x):
+        return x.copy()
+
+    def backward(ctx, g):
+        return g,
+
+    def jvp(x, out, dx):
+        return dx
+
+
+class ToCopy(Op):
+    name = "ToCopyBackward0"
+    saves_attrs = ("self_dtype",)
+
+    def forward(x, dtype, self_dtype):
+        return x.astype(dtype)
+
+    def backward(ctx, g):
+        return g.to(ctx._attrs["self_dtype"]),
+
+    def jvp(x, out, dx, dtype, self_dtype):
+        return dx.to(out.dtype)
+
+
+class Unsqueeze(Op):
+    name = "UnsqueezeBackward0"
+    saves_attrs = ("dim",)
+
+    def forward(x, dim):
+        return np.expand_dims(x, dim)
+
+    def backward(ctx, g):
+        return g.squeeze(ctx._attrs["dim"]),
+
+    def jvp(x, out, dx, dim):
+        return dx.unsqueeze(dim)
+
+
+class Squeeze(Op):
+    name = "SqueezeBackward0"
+    saves_attrs = ("self_sym_sizes",)
+
+    def forward(x, self_sym_sizes, dim=None):
+        if dim is None:
+            return np.squeeze(x)
+        return np.squeeze(x, axis=dim) if x.shape[dim] == 1 else x
+
+    def backward(ctx, g):
+        return g.reshape(ctx._attrs["self_sym_sizes"]),
+
+    def jvp(x, out, dx, self_sym_sizes, dim=None):
+        return dx.reshape(out.shape)
+
+
+class SqueezeDim(Squeeze):
+    name = "SqueezeBackward1"
+    saves_attrs = ("dim", "self_sym_sizes")
+
+
+class SqueezeMatmul(Squeeze):
+    """The squeeze that ``1-D @ 2-D`` matmul ends with."""
+
+    name = "SqueezeBackward4"
+
+
+class Expand(Op):
+    name = "ExpandBackward0"
+    saves_attrs = ("self_sym_sizes",)
+
+    def forward(x, size, self_sym_sizes):
+        return np.broadcast_to(x, size)
+
+    def backward(ctx, g):
+        return g.sum_to_size(ctx._attrs["self_sym_sizes"]),
+
+    def jvp(x, out, dx, size, self_sym_sizes):
+        return dx.expand(size)
+
+
+class Transpose(Op):
+    name = "TransposeBackward0"
+    saves_attrs = ("dim0", "dim1")
+
+    def forward(x, dim0, dim1):
+        return np.swapaxes(x, dim0, dim1)
+
+    def backward(ctx, g):
+        return g.transpose(ctx._attrs["dim0"], ctx._attrs["dim1"]),
+
+    def jvp(x, out, dx, dim0, dim1):
+        return dx.transpose(dim0, dim1)
+
+
+class T(Op):
+    name = "TBackward0"
+
+    def forward(x):
+        return x.T
+
+    def backward(ctx, g):
+        return g.t(),
+
+    def jvp(x, out, dx):
+        return dx.t()
+
+
+class Permute(Op):
+    name = "PermuteBackward0"
+    saves_attrs = ("dims",)
+
+    def forward(x, dims):
+        return np.transpose(x, dims)
+
+    def backward(ctx, g):
+        return g.permute(tuple(np.argsort(ctx._attrs["dims"]))),
+
+    def jvp(x, out, dx, dims):
+        return dx.permute(dims)
+
+
+class Select(Op):
+    name = "SelectBackward0"
+    saves_attrs = ("dim", "index", "self_sym_sizes")
+
+    def forward(x, dim, index, self_sym_sizes):
+        return np.take(x, index, axis=dim) if dim else x[index]
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        return _embed(g, a["self_sym_sizes"], (slice(None),) * a["dim"] + (a["index"],)),
+
+    def jvp(x, out, dx, dim, index, self_sym_sizes):
+        return dx.select(dim, index)
+
+
+class Slice(Op):
+    name = "SliceBackward0"
+    saves_attrs = ("dim", "start", "end", "step", "self_sym_sizes")
+
+    def forward(x, dim, start, end, step, self_sym_sizes):
+        return x[(slice(None),) * dim + (slice(start, end, step),)]
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        return _embed(g, a["self_sym_sizes"], (slice(None),) * a["dim"] + (slice(a["start"], a["end"], a["step"]),)),
+
+    def jvp(x, out, dx, dim, start, end, step, self_sym_sizes):
+        return _slice(dx, dim, start, end, step)
+
+
+class Index(Op):
+    """Advanced (integer-array or boolean) indexing; backward scatters with accumulation."""
+
+    name = "IndexBackward0"
+    saves_attrs = ("self_sym_sizes",)
+
+    def forward(x, indices, self_sym_sizes):
+        return np.asarray(x[indices])
+
+    def save(ctx, x, out, indices, self_sym_sizes):
+        ctx._attrs["indices"] = indices
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        return index_put_zeros(g, a["self_sym_sizes"], a["indices"]),
+
+    def jvp(x, out, dx, indices, self_sym_sizes):
+        return apply_op(Index, (dx,), {"indices": indices, "self_sym_sizes": dx.shape})
+
+
+class IndexPutZeros(Op):
+    """``zeros(shape).index_put_(indices, g, accumulate=True)``: the backward of indexing."""
+
+    name = "IndexPutBackward0"
+
+    def forward(g, shape, indices):
+        out = np.zeros(shape, dtype=g.dtype)
+        np.add.at(out, indices, g)
+        return out
+
+    def backward(ctx, gg):
+        a = ctx._attrs
+        return apply_op(Index, (gg,), {"indices": a["indices"], "self_sym_sizes": gg.shape}),
+
+    def save(ctx, g, out, shape, indices):
+        ctx._attrs = {"indices": indices}
+
+
+def index_put_zeros(g, shape, indices):
+    return apply_op(IndexPutZeros, (g,), {"shape": tuple(shape), "indices": indices})
+
+
+def _embed(g, shape, index):
+    """zeros(shape) with g written at ``index`` (basic indexing): the backward of select/slice."""
+    return apply_op(IndexPutZeros, (g,), {"shape": tuple(shape), "indices": index})
+
+
+class Cat(Op):
+    name = "CatBackward0"
+    saves_attrs = ("dim",)
+
+    def forward(*xs, dim, sizes):
+        return np.concatenate(xs, axis=dim)
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        out, start = [], 0
+        for n, need in zip(a["sizes"], ctx.needs_input_grad):
+            out.append(_slice(g, a["dim"], start, start + n, 1) if need else None)
+            start += n
+        return tuple(out)
+
+    def save(ctx, *xs, out, dim, sizes):
+        ctx._attrs["sizes"] = sizes
+
+    def jvp(*args, dim, sizes):
+        n = len(sizes)
+        return cat(list(args[n + 1:]), dim)
+
+
+class Stack(Op):
+    name = "StackBackward0"
+    saves_attrs = ("dim",)
+
+    def forward(*xs, dim):
+        return np.stack(xs, axis=dim)
+
+    def backward(ctx, g):
+        d = ctx._attrs["dim"]
+        return tuple(g.select(d, i) if need else None for i, need in enumerate(ctx.needs_input_grad))
+
+    def jvp(*args, dim):
+        n = (len(args) - 1) // 2
+        return stack(list(args[n + 1:]), dim)
+
+
+class Split(Op):
+    name = "SplitBackward0"
+    saves_attrs = ("dim", "split_size", "self_sym_sizes")
+
+    def forward(x, dim, split_size, self_sym_sizes, bounds):
+        return tuple(x[(slice(None),) * dim + (slice(a, b),)] for a, b in bounds)
+
+    def save(ctx, x, out, dim, split_size, self_sym_sizes, bounds):
+        ctx._attrs["bounds"] = bounds
+
+    def backward(ctx, *grads):
+        from . import functions as F
+
+        a = ctx._attrs
+        parts = []
+        for g, (lo, hi) in zip(grads, a["bounds"]):
+            if g is None:
+                shape = list(a["self_sym_sizes"])
+                shape[a["dim"]] = hi - lo
+                g = F.zeros(shape, dtype=ctx._input_metadata[0][1])
+            parts.append(g)
+        return cat(parts, a["dim"]),
+
+
+class Unbind(Op):
+    name = "UnbindBackward0"
+    saves_attrs = ("dim",)
+
+    def forward(x, dim):
+        return tuple(np.take(x, i, axis=dim) for i in range(x.shape[dim]))
+
+    def backward(ctx, *grads):
+        from . import functions as F
+
+        d = ctx._attrs["dim"]
+        parts = [g if g is not None else F.zeros(m[0], dtype=m[1])
+                 for g, m in zip(grads, ctx._input_metadata)]
+        return stack(parts, d),
+
+
+class Flip(Op):
+    name = "FlipBackward0"
+    saves_attrs = ("dims",)
+
+    def forward(x, dims):
+        return np.flip(x, dims).copy()
+
+    def backward(ctx, g):
+        return g.flip(ctx._attrs["dims"]),
+
+    def jvp(x, out, dx, dims):
+        return dx.flip(dims)
+
+
+class Repeat(Op):
+    name = "RepeatBackward0"
+    saves_attrs = ("repeats", "self_sym_sizes")
+
+    def forward(x, repeats, self_sym_sizes):
+        lead = len(repeats) - x.ndim
+        return np.tile(x.reshape((1,) * lead + x.shape), repeats)
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        shape = a["self_sym_sizes"]
+        lead = len(a["repeats"]) - len(shape)
+        full = (1,) * lead + tuple(shape)
+        split = []
+        for r, s in zip(a["repeats"], full):
+            split += [r, s]
+        g = g.reshape(split)
+        g = g.sum(tuple(range(0, 2 * len(full), 2)))
+        return g.reshape(shape),
+
+    def jvp(x, out, dx, repeats, self_sym_sizes):
+        return dx.repeat(*repeats)
+
+
+class Gather(Op):
+    name = "GatherBackward0"
+    saves_attrs = ("dim",)
+
+    def forward(x, dim, index):
+        return np.take_along_axis(x, index, axis=dim)
+
+    def save(ctx, x, out, dim, index):
+        ctx._attrs["index"] = index
+        ctx._attrs["self_sym_sizes"] = tuple(x.shape)
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        return apply_op(ScatterAdd, (g,), {"dim": a["dim"], "index": a["index"],
+                                           "shape": a["self_sym_sizes"]}),
+
+    def jvp(x, out, dx, dim, index):
+        return apply_op(Gather, (dx,), {"dim": dim, "index": index})
+
+
+class ScatterAdd(Op):
+    name = "ScatterAddBackward0"
+
+    def forward(g, dim, index, shape):
+        out = np.zeros(shape, dtype=g.dtype)
+        idx = list(np.indices(index.shape, sparse=True))
+        idx[dim] = index
+        np.add.at(out, tuple(idx), g)
+        return out
+
+    def save(ctx, g, out, dim, index, shape):
+        ctx._attrs = {"dim": dim, "index": index}
+
+    def backward(ctx, gg):
+        return apply_op(Gather, (gg,), {"dim": ctx._attrs["dim"], "index": ctx._attrs["index"]}),
+
+
+class MaskedFill(Op):
+    name = "MaskedFillBackward0"
+
+    def forward(x, mask, value):
+        return np.where(mask, np.asarray(value, dtype=x.dtype), x)
+
+    def save(ctx, x, out, mask, value):
+        ctx._attrs = {"mask": mask}
+
+    def backward(ctx, g):
+        from .pointwise import where
+        from ..tensor import Tensor
+
+        return where(Tensor._make(ctx._attrs["mask"]), 0.0, g),
+
+    def jvp(x, out, dx, mask, value):
+        from .pointwise import where
+        from ..tensor import Tensor
+
+        return where(Tensor._make(mask), 0.0, dx)
+
+
+class CopySlices(Op):
+    """``t[index] = value`` on a tensor that is part of a graph."""
+
+    name = "CopySlices"
+
+    def forward(x, v, index):
+        out = x.copy()
+        out[index] = v
+        return out
+
+    def save(ctx, x, v, out, index):
+        ctx._attrs = {"index": index, "value_shape": v_shape(v)}
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        gx = gv = None
+        if ctx.needs_input_grad[0]:
+            gx = apply_op(_ZeroAt, (g,), {"index": a["index"]})
+        if ctx.needs_input_grad[1]:
+            gv = apply_op(Index, (g,), {"indices": a["index"], "self_sym_sizes": g.shape})
+        return gx, gv
+
+
+def v_shape(v):
+    return tuple(v.shape)
+
+
+CopySlices.Node.name = lambda self: "torch::autograd::CopySlices"
+
+
+class _ZeroAt(Op):
+    name = "MaskedFillBackward0"
+
+    def forward(g, index):
+        out = g.copy()
+        out[index] = 0
+        return out
+
+    def save(ctx, g, out, index):
+        ctx._attrs = {"index": index}
+
+    def backward(ctx, gg):
+        return apply_op(_ZeroAt, (gg,), {"index": ctx._attrs["index"]}),
+
+
+# ---------------------------------------------------------------- the functions users call
+
+@export()
+def reshape(input, *shape):
+    shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
+    if shape == input._data.shape:
+        return apply_op(View, (input,), {"shape": shape, "self_sym_sizes": input.shape})
+    if not input._data.flags.c_contiguous and input._data.ndim > 1:
+        # PyTorch copies first: UnsafeViewBackward0 <- CloneBackward0
+        return apply_op(UnsafeView, (clone(input),), {"shape": shape, "self_sym_sizes": input.shape})
+    return apply_op(View, (input,), {"shape": shape, "self_sym_sizes": input.shape})
+
+
+@export(function=False)
+def view(input, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size, np.integer)):
+        return input.to(shape[0])  # view(dtype)
+    shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
+    if not input._data.flags.c_contiguous and input._data.ndim > 1 and shape != input._data.shape:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one dimension "
+            "spans across two contiguous subspaces). Use .reshape(...) instead.")
+    out = apply_op(View, (input,), {"shape": shape, "self_sym_sizes": input.shape})
+    out.__dict__["_base"] = input if input._base is None else input._base
+    out._version_counter = input._version_counter
+    return out
+
+
+@export(function=False)
+def view_as(input, other):
+    return view(input, other.shape)
+
+
+@export(function=False)
+def reshape_as(input, other):
+    return reshape(input, other.shape)
+
+
+@export()
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s = normalize_dim(start_dim, input.ndim)
+    e = normalize_dim(end_dim, input.ndim)
+    if s == e:
+        return input
+    shape = input.shape[:s] + (-1,) + input.shape[e + 1:]
+    return reshape(input, shape)
+
+
+@export()
+def clone(input, *, memory_format=None):
+    return apply_op(Clone, (input,))
+
+
+@export(function=False)
+def contiguous(input, memory_format=None):
+    if input._data.flags.c_contiguous:
+        return input
+    return clone(input)
+
+
+@export(function=False)
+def to(input, *args, dtype=None, copy=False, **kwargs):
+    from .._dtype import as_dtype, dtype as dtype_cls
+    from ..tensor import Tensor
+
+    for a in args:
+        if isinstance(a, dtype_cls):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None:
+        return input
+    dtype = as_dtype(dtype)
+    if dtype is input.dtype and not copy:
+        return input
+    return apply_op(ToCopy, (input,), {"dtype": dtype.np, "self_dtype": input.dtype}, out_dtype=dtype)
+
+
+def _dtype_method(name, dt):
+    def fn(input):
+        return to(input, dt)
+
+    fn.__name__ = name
+    return export(name, function=False)(fn)
+
+
+def _install_dtype_methods():
+    from .. import _dtype as D
+
+    for name, dt in (("float", D.float32), ("double", D.float64), ("long", D.int64),
+                     ("int", D.int32), ("bool", D.bool_), ("half", D.float16)):
+        _dtype_method(name, dt)
+
+
+_install_dtype_methods()
+
+
+@export(function=False)
+def type_as(input, other):
+    return to(input, other.dtype)
+
+
+@export()
+def unsqueeze(input, dim):
+    d = normalize_dim(dim, input.ndim + 1)
+    return apply_op(Unsqueeze, (input,), {"dim": d})
+
+
+@export()
+def squeeze(input, dim=None):
+    if dim is None:
+        return apply_op(Squeeze, (input,), {"self_sym_sizes": input.shape})
+    d = normalize_dim(dim, input.ndim) if input.ndim else 0
+    return apply_op(SqueezeDim, (input,), {"dim": d, "self_sym_sizes": input.shape})
+
+
+@export(function=False)
+def expand(input, *size):
+    size = list(_shape_arg(size))
+    lead = len(size) - input.ndim
+    if lead < 0:
+        raise RuntimeError(
+            f"expand(torch.FloatTensor{{{list(input.shape)}}}, size={size}): the number of sizes provided "
+            f"({len(size)}) must be greater or equal to the number of dimensions in the tensor ({input.ndim})")
+    for i, s in enumerate(size):
+        if s == -1:
+            size[i] = input.shape[i - lead]
+        elif i >= lead and input.shape[i - lead] not in (1, s):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size "
+                f"({input.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {size}.  "
+                f"Tensor sizes: {list(input.shape)}")
+    size = tuple(size)
+    if size == input._data.shape:
+        return apply_op(Expand, (input,), {"size": size, "self_sym_sizes": input.shape})
+    return apply_op(Expand, (input,), {"size": size, "self_sym_sizes": input.shape})
+
+
+@export(function=False)
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+@export(function=False)
+def sum_to_size(input, *size):
+    """Sum a broadcast gradient down to ``size`` (PyTorch's ``sum_to``)."""
+    size = tuple(_shape_arg(size))
+    if input.shape == size:
+        return input
+    lead = input.ndim - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and input.shape[lead + i] != 1]
+    out = input.sum(tuple(dims), keepdim=True) if dims else input
+    if lead:
+        out = out.view(size)
+    return out
+
+
+@export()
+def transpose(input, dim0, dim1):
+    d0, d1 = normalize_dim(dim0, input.ndim), normalize_dim(dim1, input.ndim)
+    return apply_op(Transpose, (input,), {"dim0": d0, "dim1": d1})
+
+
+swapaxes = export("swapaxes")(transpose)
+
+
+@export()
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return apply_op(T, (input,))
+
+
+@export()
+def permute(input, *dims):
+    dims = tuple(normalize_dim(d, input.ndim) for d in _shape_arg(dims))
+    if sorted(dims) != list(range(input.ndim)):
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match "
+                           "the length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{input.ndim} is not equal to len(dims) = {len(dims)}")
+    return apply_op(Permute, (input,), {"dims": dims})
+
+
+@export()
+def select(input, dim, index):
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    return apply_op(Select, (input,), {"dim": d, "index": index % n, "self_sym_sizes": input.shape})
+
+
+def _slice(input, dim, start, end, step):
+    return apply_op(Slice, (input,), {"dim": dim, "start": start, "end": end, "step": step,
+                                      "self_sym_sizes": input.shape})
+
+
+@export()
+def narrow(input, dim, start, length):
+    d = normalize_dim(dim, input.ndim)
+    return _slice(input, d, start, start + length, 1)
+
+
+def _is_advanced(i):
+    from ..tensor import Tensor
+
+    return isinstance(i, (list, np.ndarray, Tensor)) and not (
+        isinstance(i, Tensor) and i.ndim == 0 and i.dtype.np.kind in "iu")
+
+
+def getitem(input, index):
+    """``x[index]``: basic parts become Select/Slice/Unsqueeze nodes, advanced parts one Index node."""
+    from ..tensor import Tensor
+
+    if not isinstance(index, tuple):
+        index = (index,)
+    if any(_is_advanced(i) for i in index):
+        return _advanced_getitem(input, index)
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if n_real > input.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
+    out = input
+    dim = 0
+    for pos, i in enumerate(index):
+        if i is Ellipsis:
+            dim += input.ndim - n_real  # the dims the ellipsis stands for
+            continue
+        if i is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(i, (numbers.Integral, Tensor)):
+            out = select(out, dim, int(i))
+        elif isinstance(i, slice):
+            start, stop, step = i.indices(out.shape[dim])
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            if (start, stop, step) != (0, out.shape[dim], 1):
+                out = _slice(out, dim, start, max(stop, start), step)
+            dim += 1
+        else:
+            raise IndexError(f"unsupported index type {type(i).__name__}")
+    if out is input:
+        out = apply_op(Alias, (input,)) if input.requires_grad else Tensor._make(input._data)
+    if out is not input:
+        out.__dict__["_base"] = input if input._base is None else input._base
+        out._version_counter = input._version_counter
+    return out
+
+
+class Alias(Op):
+    name = "AliasBackward0"
+
+    def forward(x):
+        return x.view()
+
+    def backward(ctx, g):
+        return g,
+
+    def jvp(x, out, dx):
+        return dx
+
+
+def _to_np_index(i):
+    from ..tensor import Tensor
+
+    if isinstance(i, Tensor):
+        return i._data
+    if isinstance(i, list):
+        return np.asarray([j._data if isinstance(j, Tensor) else j for j in i])
+    return i
+
+
+def _advanced_getitem(input, index):
+    np_index = tuple(_to_np_index(i) for i in index)
+    for i, ix in enumerate(np_index):
+        if isinstance(ix, np.ndarray) and ix.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    try:
+        input._data[np_index]
+    except IndexError as e:
+        raise IndexError(str(e)) from None
+    return apply_op(Index, (input,), {"indices": np_index, "self_sym_sizes": input.shape})
+
+
+def setitem(input, index, value):
+    """``x[index] = value``: an in-place write; on a graph tensor the node is CopySlices."""
+    from ..grad_mode import _state
+    from ..tensor import Tensor
+    from .core import _check_inplace
+
+    if not isinstance(index, tuple):
+        index = (index,)
+    np_index = tuple(_to_np_index(i) for i in index)
+    if len(np_index) == 1:
+        np_index = np_index[0]
+    value = as_tensor_arg(value)
+    if not _state.grad_enabled or not (input.requires_grad or value.requires_grad):
+        input._data[np_index] = value._py if value._is_wrapped_number else value._data
+        input._version_counter[0] += 1
+        return
+    _check_inplace(input)
+    if input._base is not None and input._base.requires_grad and input._base.grad_fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if value._is_wrapped_number:
+        value = Tensor._make(np.asarray(value._py, dtype=input._data.dtype))
+    apply_op(CopySlices, (input, value), {"index": np_index}, inplace=input)
+
+
+@export()
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    d = normalize_dim(dim, tensors[0].ndim)
+    dtype = result_dtype_many(tensors)
+    ref = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.ndim != len(ref):
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {len(ref)} and {t.ndim}")
+        for j in range(len(ref)):
+            if j != d and t.shape[j] != ref[j]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size {ref[j]} but "
+                    f"got size {t.shape[j]} for tensor number {i} in the list.")
+    return apply_op(Cat, tuple(tensors), {"dim": d, "sizes": tuple(t.shape[d] for t in tensors)},
+                    out_dtype=dtype)
+
+
+concat = export("concat", "concatenate")(cat)
+
+
+@export()
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(tensors[0].shape)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}")
+    d = normalize_dim(dim, tensors[0].ndim + 1)
+    return apply_op(Stack, tuple(tensors), {"dim": d}, out_dtype=result_dtype_many(tensors))
+
+
+@export()
+def split(input, split_size_or_sections, dim=0):
+    d = normalize_dim(dim, input.ndim)
+    n = input.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        bounds = [(i, min(i + size, n)) for i in range(0, n, size)] or [(0, 0)]
+    else:
+        bounds, start = [], 0
+        for s in split_size_or_sections:
+            bounds.append((start, start + s))
+            start += s
+        size = tuple(split_size_or_sections)
+    return apply_op(Split, (input,), {"dim": d, "split_size": size, "self_sym_sizes": input.shape,
+                                      "bounds": tuple(bounds)})
+
+
+@export()
+def chunk(input, chunks, dim=0):
+    d = normalize_dim(dim, input.ndim)
+    size = -(-input.shape[d] // chunks)
+    return split(input, size, d)
+
+
+@export()
+def unbind(input, dim=0):
+    d = normalize_dim(dim, input.ndim)
+    return apply_op(Unbind, (input,), {"dim": d})
+
+
+@export()
+def flip(input, dims):
+    if isinstance(dims, int):
+        dims = (dims,)
+    return apply_op(Flip, (input,), {"dims": tuple(normalize_dim(x, input.ndim) for x in dims)})
+
+
+@export(function=False)
+def repeat(input, *repeats):
+    return apply_op(Repeat, (input,), {"repeats": _shape_arg(repeats), "self_sym_sizes": input.shape})
+
+
+@export()
+def gather(input, dim, index):
+    return apply_op(Gather, (input,), {"dim": normalize_dim(dim, input.ndim), "index": index._data})
+
+
+@export()
+def masked_fill(input, mask, value):
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        value = value.item()
+    return apply_op(MaskedFill, (input,), {"mask": np.broadcast_to(mask._data, input.shape),
+                                           "value": value})
+
+
+@export()
+def index_select(input, dim, index):
+    d = normalize_dim(dim, input.ndim)
+    return _advanced_getitem(input, (slice(None),) * d + (index,))
+
+
+def scatter_along(g, indices, dim, keepdim, shape):
+    """Put ``g`` at ``indices`` along ``dim`` of zeros(shape): the backward of max(dim)."""
+    if not keepdim:
+        g = g.unsqueeze(dim)
+        indices = indices.unsqueeze(dim)
+    return apply_op(ScatterAdd, (g,), {"dim": dim, "index": indices._data, "shape": tuple(shape)})

@@ -1,0 +1,351 @@
+"""``Tensor``: a NumPy array plus the autograd fields PyTorch gives a tensor.
+
+The fields that every op touches live in ``__slots__`` (``_data``, ``grad_fn``, ``_grad``,
+``_requires_grad``, ``_output_nr``, ``_version_counter``); rarely used ones (hooks, retain_grad,
+forward-mode tangents, names) fall back to class-level defaults and the instance ``__dict__``,
+which CPython only creates when one of them is set.
+"""
+import weakref
+import warnings
+
+import numpy as np
+
+from . import _dtype
+from ._dtype import Size, from_numpy_dtype
+from .autograd.node import AccumulateGrad, RemovableHandle
+from .grad_mode import _state as _grad_state
+
+_NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad field "
+    "to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access "
+    "the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. See "
+    "github.com/pytorch/pytorch/pull/30531 for more information."
+)
+
+
+class Tensor:
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_grad", "_output_nr", "_version_counter",
+                 "__dict__", "__weakref__")
+
+    # rarely-set attributes: class defaults, overridden per instance in __dict__
+    _is_wrapped_number = False
+    _py = None
+    _is_inference = False
+    _base = None
+    _retains_grad = False
+    _backward_hooks = None
+    _post_accumulate_grad_hooks = None
+    _grad_acc_ref = None
+    _fw_grads = None
+    _is_param = False
+
+    __array_priority__ = 1000  # numpy scalars defer to our operators
+
+    def __init__(self, data=None, *, requires_grad=False, dtype=None):
+        arr = np.asarray([] if data is None else data,
+                         dtype=None if dtype is None else _dtype.as_dtype(dtype).np)
+        if arr.dtype == np.float64 and dtype is None and not isinstance(data, np.ndarray):
+            arr = arr.astype(np.float32)
+        self._data = arr
+        self._requires_grad = False
+        self.grad_fn = None
+        self._grad = None
+        self._output_nr = 0
+        self._version_counter = [0]
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, data, grad_fn=None, output_nr=0, requires_grad=False):
+        t = object.__new__(cls)
+        t._data = data
+        t._requires_grad = requires_grad
+        t.grad_fn = grad_fn
+        t._grad = None
+        t._output_nr = output_nr
+        t._version_counter = [0]
+        if _grad_state.inference:
+            t.__dict__["_is_inference"] = True
+        return t
+
+    # ------------------------------------------------------------------ basic properties
+    @property
+    def data(self):
+        """The same values, detached, with a version counter of its own (as PyTorch's ``.data``)."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[dim]
+
+    def dim(self):
+        return self._data.ndim
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return "cpu"
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def numpy(self, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        if not spec:
+            return repr(self)
+        return object.__format__(self, spec)
+
+    def __repr__(self, **kwargs):
+        from ._tensor_str import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def is_inference(self):
+        return self._is_inference
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def stride(self, dim=None):
+        s = tuple(st // self._data.itemsize for st in self._data.strides)
+        return s if dim is None else s[dim]
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0]
+
+    def untyped_storage(self):
+        return self._data.base if self._data.base is not None else self._data
+
+    def cpu(self):
+        return self
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return self.dtype.legacy_name
+        return self.to(dtype)
+
+    # ------------------------------------------------------------------ autograd attributes
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a "
+                    "computed variable in a subgraph that doesn't require differentiation use "
+                    "var_no_grad = var.detach().")
+            return self
+        if requires_grad:
+            if self._data.dtype.kind not in "fc":
+                raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            if self._is_inference and not _grad_state.inference:
+                raise RuntimeError(
+                    "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and self._grad is None and not self._retains_grad:
+            warnings.warn(_NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                    f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' to a "
+                    f"tensor with grad_dtype '{self.dtype.short_name}'. Please ensure that the "
+                    "gradient and the tensor have the same dtype")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _version(self):
+        return self._version_counter[0]
+
+    def _grad_accumulator(self):
+        """The leaf's AccumulateGrad node, shared by every op that uses this leaf (held weakly,
+        as PyTorch does, so a leaf does not keep a dead graph's node alive)."""
+        ref = self._grad_acc_ref
+        node = ref() if ref is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self.__dict__["_grad_acc_ref"] = weakref.ref(node)
+        return node
+
+    def detach(self):
+        t = Tensor._make(self._data)
+        t._version_counter = self._version_counter  # shared, as in PyTorch
+        return t
+
+    def detach_(self):
+        if self._base is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None:
+            return
+        if self._retains_grad:
+            return
+        self.__dict__["_retains_grad"] = True
+        fn = self.grad_fn
+        if fn._retains_grad_hooks is None:
+            fn._retains_grad_hooks = {}
+        fn._retains_grad_hooks[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor or None``: runs when this tensor's gradient is complete."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            return self.grad_fn._register_tensor_pre_hook(self._output_nr, hook)
+        if self._backward_hooks is None:
+            self.__dict__["_backward_hooks"] = {}
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._post_accumulate_grad_hooks is None:
+            self.__dict__["_post_accumulate_grad_hooks"] = {}
+        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        self._post_accumulate_grad_hooks[handle.id] = hook
+        return handle
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
+        from .autograd import backward
+
+        if inputs is not None and isinstance(inputs, Tensor):
+            inputs = (inputs,)
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _c_type_name(d):
+    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "bool": "bool", "float16": "c10::Half"}.get(d.name, d.name)
