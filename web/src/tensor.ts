@@ -8,7 +8,10 @@ export function formatNumber(x: Num, digits = 4): string {
   if (!Number.isFinite(x)) return String(x);
   if (x === 0) return "0";
   const ax = Math.abs(x);
-  if (ax >= 1e5 || ax < 10 ** -digits) return x.toExponential(Math.min(digits, 3)).replace("e+", "e");
+  if (ax >= 1e5 || ax < 10 ** -digits) {
+    const [mantissa, exponent] = x.toExponential(Math.min(digits, 3)).split("e");
+    return `${mantissa.replace(/\.?0+$/, "")}e${exponent.replace("+", "")}`;
+  }
   const fixed = x.toFixed(digits);
   const trimmed = fixed.includes(".") ? fixed.replace(/0+$/, "").replace(/\.$/, "") : fixed;
   return trimmed === "-0" ? "0" : trimmed;

@@ -6,7 +6,7 @@ import type { PassState } from "../timeline";
 import { nodeName } from "./names";
 
 export function renderBuffers(el: HTMLElement, state: PassState | null): void {
-  if (!state) return fill(el);
+  if (!state) return fill(el, empty("No pass to show."));
   if (!state.buffers.length) return fill(el, empty("None: no node holds part of its gradients."));
   const items = state.buffers.map((buffer) =>
     h(

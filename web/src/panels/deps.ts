@@ -1,12 +1,12 @@
 // Dependencies panel: for each node, how many gradients it still waits for (compute_dependencies,
 // then one fewer per arrival). A node becomes ready when its count reaches 0.
 
-import { fill, h } from "../dom";
+import { empty, fill, h } from "../dom";
 import type { PassState } from "../timeline";
 import { nodeName, seqLabel } from "./names";
 
 export function renderDeps(el: HTMLElement, state: PassState | null): void {
-  if (!state) return fill(el);
+  if (!state) return fill(el, empty("No pass to show."));
   const changed = new Map(state.dependencyChanges.map((d) => [d.node, d]));
   const rows = state.graph.nodes.map((node) => {
     const count = state.dependencies.get(node.id) ?? 0;

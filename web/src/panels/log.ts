@@ -1,11 +1,11 @@
 // Step log panel: what each step did, in words (STEP.text from the server), up to the current frame.
 
-import { fill, h } from "../dom";
+import { empty, fill, h } from "../dom";
 import type { Frame } from "../timeline";
 import type { RunResponse } from "../types";
 
 export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame | null): void {
-  if (!run) return fill(el);
+  if (!run) return fill(el, empty("Nothing has run yet."));
   const items: HTMLElement[] = [];
   let current: HTMLElement | null = null;
   if (run.prints.length) {

@@ -7,7 +7,7 @@ import type { PassState } from "../timeline";
 import { nodeName } from "./names";
 
 export function renderSaved(el: HTMLElement, state: PassState | null): void {
-  if (!state) return fill(el);
+  if (!state) return fill(el, empty("No pass to show."));
   const holders = state.graph.nodes.filter((n) => n.saved.length > 0);
   if (!holders.length) return fill(el, empty("No node saved anything."));
   const items = holders.map((node) =>

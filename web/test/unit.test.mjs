@@ -1,0 +1,107 @@
+// Unit tests of the page's pure modules (timeline, tensor formatting, source edits) against the
+// hand-written fixture. Run with `npm test` (node:test; esbuild compiles the TypeScript).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { buildSync } from "esbuild";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(mkdtempSync(join(tmpdir(), "gradwalk-web-")), "pure.mjs");
+const entry = `
+export { buildFrames, stateAt, matchGradsOut } from "./timeline";
+export { formatNumber, formatTensor } from "./tensor";
+export { setRetainGraph, hasRetainGraph, lastBackwardTarget } from "./snippet";
+export { buildDot } from "./graph";
+`;
+buildSync({
+  stdin: { contents: entry, resolveDir: join(here, "..", "src"), loader: "ts" },
+  bundle: true, format: "esm", platform: "node", outfile: out, logLevel: "error",
+});
+const m = await import(pathToFileURL(out).href);
+const run = () => JSON.parse(readFileSync(join(here, "..", "test-fixtures", "run-neuron.json"), "utf8"));
+
+test("frames: a start frame plus one per step", () => {
+  const frames = m.buildFrames(run());
+  assert.equal(frames.length, 7);
+  assert.deepEqual(frames[0], { pass: 0, applied: 0, error: false });
+  assert.deepEqual(frames[6], { pass: 0, applied: 6, error: false });
+});
+
+test("start frame: the root is ready with the seed", () => {
+  const r = run();
+  const s = m.stateAt(r, { pass: 0, applied: 0, error: false });
+  assert.deepEqual(s.ready.map((e) => e.node), ["n5"]);
+  assert.equal(s.status.get("n5"), "ready");
+  assert.equal(s.nodeGrad.get("n5")[0].data, 1);
+  assert.equal(s.dependencies.get("n4"), 1);
+  assert.equal(s.carried.size, 0);
+});
+
+test("after MulBackward0: edges lit, saved tensors freed, order as PyTorch", () => {
+  const r = run();
+  const s = m.stateAt(r, { pass: 0, applied: 4, error: false });
+  assert.equal(s.status.get("n2"), "current");
+  assert.deepEqual([...s.status].filter(([, st]) => st === "done").map(([id]) => id).sort(), ["n3", "n4", "n5"]);
+  assert.deepEqual(s.ready.map((e) => e.node), ["n0", "n1"]);
+  assert.ok(s.freed.has("n2/self") && s.freed.has("n2/other") && s.freed.has("n5/result"));
+  assert.deepEqual([...s.releasedNow].sort(), ["n2/other", "n2/self"]);
+  assert.equal(s.carried.size, 5);
+  assert.deepEqual([...s.carriedNow].sort(), ["n2>n0#0", "n2>n1#1"]);
+  assert.equal(s.leafGrads.get("b").data, 0.63473959);
+  assert.equal(s.leafGrads.get("w"), null);
+  // AccumulateGrad(w) is ready: its (complete) buffer comes from the step that pops it.
+  assert.equal(s.nodeGrad.get("n0")[0].data, 1.26947918);
+});
+
+test("end: the leaf grads of the docs", () => {
+  const r = run();
+  const s = m.stateAt(r, { pass: 0, applied: 6, error: false });
+  assert.equal(s.leafGrads.get("w").data, 1.26947918);
+  assert.equal(s.leafGrads.get("x").data, 0.31736979);
+  assert.equal(s.ready.length, 0);
+});
+
+test("a pass that raised gets an error frame", () => {
+  const r = run();
+  r.passes.push({ ...r.passes[0], steps: [], error: { type: "RuntimeError", message: "x", line: 6, col: 1 } });
+  const frames = m.buildFrames(r);
+  assert.deepEqual(frames.slice(-2), [
+    { pass: 1, applied: 0, error: false },
+    { pass: 1, applied: 0, error: true },
+  ]);
+  // the second pass starts from the first pass's .grad
+  assert.equal(m.stateAt(r, frames.at(-1)).leafGrads.get("w").data, 1.26947918);
+});
+
+test("formatting", () => {
+  assert.equal(m.formatNumber(0.63473959), "0.6347");
+  assert.equal(m.formatNumber(1), "1");
+  assert.equal(m.formatNumber(-0.3), "-0.3");
+  assert.equal(m.formatNumber("nan"), "nan");
+  assert.equal(m.formatNumber(1e-7), "1e-7");
+  assert.equal(m.formatNumber(123456.7), "1.235e5");
+  assert.equal(m.formatTensor(null), "None");
+  assert.equal(m.formatTensor({ shape: [2, 2], dtype: "float32", data: [[1, 2], [3, 4.5]] }), "[[1, 2], [3, 4.5]]");
+  assert.equal(m.formatTensor({ shape: [8], dtype: "float32", data: [1, 2, 3, 4, 5, 6, 7, 8] }), "[1, 2, 3, …, 6, 7, 8]");
+});
+
+test("retain_graph and backward() again edit the first / last backward call", () => {
+  const src = "y = w * x\ny.backward()\n";
+  const on = m.setRetainGraph(src, true);
+  assert.equal(on, "y = w * x\ny.backward(retain_graph=True)\n");
+  assert.ok(m.hasRetainGraph(on));
+  assert.equal(m.setRetainGraph(on, false), src);
+  assert.equal(m.lastBackwardTarget("a.backward()\nloss.backward()", null), "loss");
+  assert.equal(m.lastBackwardTarget("", run()), "y");
+});
+
+test("DOT: one node per graph node plus the seed, edges drawn producer -> consumer", () => {
+  const r = run();
+  const { dot } = m.buildDot(r.passes[0], r);
+  assert.equal((dot.match(/\[id="gn-/g) ?? []).length, 7);
+  assert.match(dot, /"n4" -> "n5" \[id="ge-0", label=" 0.6347 "\]/);
+  assert.match(dot, /rankdir=BT/);
+});
