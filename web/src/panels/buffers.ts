@@ -13,6 +13,7 @@ export function renderBuffers(el: HTMLElement, state: PassState | null): void {
       "li",
       { "data-node": buffer.node },
       h("span", { class: "name" }, nodeName(state.graph, buffer.node)),
+      " ",
       h(
         "span",
         { class: "slots" },

@@ -19,8 +19,10 @@ export function renderQueue(el: HTMLElement, state: PassState | null, mode: Mode
       "li",
       { "data-node": entry.node, "data-seq": entry.seq ?? "max", class: i === 0 ? "next" : null },
       h("span", { class: "name" }, nodeName(state.graph, entry.node)),
+      " ",
       h("span", { class: "badge seq" }, seqLabel(entry.seq)),
-      grad ? h("span", { class: "grad num" }, grad.map((t) => formatTensor(t)).join(", ")) : null,
+      grad ? " " : null,
+      grad ? h("span", { class: "grad num", title: "its input buffer" }, grad.map((t) => formatTensor(t)).join(", ")) : null,
     );
   });
   fill(el, h("p", { class: "caption" }, caption), h("ol", { class: "queue-list" }, items));
