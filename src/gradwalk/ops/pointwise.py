@@ -10,7 +10,11 @@ from .._dtype import float32
 from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
 from .core import Op, apply_op, result_dtype
 
-_errstate = np.errstate(all="ignore")  # inf/nan follow IEEE, as in PyTorch, without warnings
+
+def _errstate():
+    """inf/nan follow IEEE, as in PyTorch, without warnings. A fresh object each time: an
+    ``np.errstate`` can be entered only once."""
+    return np.errstate(all="ignore")
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -102,7 +106,7 @@ class Div(Op):
     name = "DivBackward0"
 
     def forward(x, y):
-        with _errstate:
+        with _errstate():
             return x / y
 
     def save(ctx, x, y, out):
@@ -122,7 +126,7 @@ class Reciprocal(Op):
     name = "ReciprocalBackward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return 1.0 / x
 
     def save(ctx, x, out):
@@ -156,7 +160,7 @@ class PowScalar(Op):
     saves_attrs = ("exponent",)
 
     def forward(x, exponent):
-        with _errstate:
+        with _errstate():
             return np.power(x, exponent)
 
     def save(ctx, x, out, exponent):
@@ -178,7 +182,7 @@ class PowTensor(Op):
     name = "PowBackward1"
 
     def forward(x, y):
-        with _errstate:
+        with _errstate():
             return np.power(x, y)
 
     def save(ctx, x, y, out):
@@ -213,7 +217,7 @@ class PowScalarBase(Op):
     saves_attrs = ("self",)
 
     def forward(x, base):
-        with _errstate:
+        with _errstate():
             return np.power(base, x)
 
     def save(ctx, x, out, base):
@@ -238,7 +242,7 @@ class Exp(Op):
     name = "ExpBackward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return np.exp(x)
 
     def save(ctx, x, out):
@@ -255,7 +259,7 @@ class Log(Op):
     name = "LogBackward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return np.log(x)
 
     def save(ctx, x, out):
@@ -361,7 +365,7 @@ class Sigmoid(Op):
     name = "SigmoidBackward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype, copy=False)
 
     def save(ctx, x, out):
@@ -394,7 +398,7 @@ class Sqrt(Op):
     name = "SqrtBackward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return np.sqrt(x)
 
     def save(ctx, x, out):
@@ -450,7 +454,7 @@ class Log1p(Op):
     name = "Log1PBackward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return np.log1p(x)
 
     def save(ctx, x, out):
@@ -467,7 +471,7 @@ class Expm1(Op):
     name = "Expm1Backward0"
 
     def forward(x):
-        with _errstate:
+        with _errstate():
             return np.expm1(x)
 
     def save(ctx, x, out):
@@ -709,7 +713,7 @@ def div(input, other, *, rounding_mode=None):
 def _nograd_binary(np_fn, a, b):
     from ..tensor import Tensor
 
-    with _errstate:
+    with _errstate():
         return Tensor._make(np.asarray(np_fn(a._data, b._data)).astype(result_dtype(a, b).np))
 
 
