@@ -1,0 +1,158 @@
+"""HTTP routes of the lab's figures, its PyTorch comparison and its profiler view.
+
+    GET  /api/figures                     the figures, their titles and parameters
+    GET  /api/figures/<name>?x=0.8&...    one figure's numbers (figures.py), JSON
+    GET  /api/figures/xor/stream?lr=0.05  XOR training, one JSON line per step (NDJSON), then
+                                          the decision boundary
+    POST /api/compare  {"source": ...}    the snippet on gradwalk and on real PyTorch (compare.py)
+    POST /api/profile  {"source": ...}    the snippet under gradwalk.profiler: a timeline
+    POST /api/profile/trace               the same run as a Chrome trace (a download)
+
+The server mounts them with ``routes += figure_routes.routes``. Query parameters are read with
+the types of the figure function's defaults, so each function's signature is its API.
+"""
+import asyncio
+import inspect
+import json
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from . import figures
+
+TITLES = {
+    "chain-rule": "The chain rule",
+    "activation": "Activation slopes",
+    "gradient-check": "Gradient check",
+    "learning-rate": "Learning rate",
+    "xor": "XOR",
+    "paths-sum": "Paths sum",
+    "forward-mode": "Forward mode",
+    "dead-relu": "Dead ReLU",
+}
+MAX_SOURCE = 20_000
+
+
+def _parse(value, default, name):
+    if isinstance(default, bool):
+        if value.lower() in ("1", "true", "yes", "on"):
+            return True
+        if value.lower() in ("0", "false", "no", "off"):
+            return False
+        raise figures.FigureError(f"{name} must be true or false, got {value!r}")
+    try:
+        return type(default)(value)
+    except ValueError:
+        raise figures.FigureError(f"{name} must be a {type(default).__name__}, got {value!r}") from None
+
+
+def figure_arguments(fn, query):
+    """Keyword arguments for ``fn`` from the query string, typed like its defaults."""
+    params = inspect.signature(fn).parameters
+    unknown = set(query) - set(params)
+    if unknown:
+        raise figures.FigureError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
+    return {name: _parse(query[name], params[name].default, name) for name in query}
+
+
+def _bad_request(error):
+    return JSONResponse({"detail": str(error)}, status_code=400)
+
+
+async def figure_index(request: Request):
+    return JSONResponse([
+        {"id": name, "title": TITLES[name],
+         "params": {p.name: p.default for p in inspect.signature(fn).parameters.values()}}
+        for name, fn in figures.FIGURES.items()])
+
+
+async def figure(request: Request):
+    name = request.path_params["name"]
+    fn = figures.FIGURES.get(name)
+    if fn is None:
+        return JSONResponse({"detail": f"no figure named {name!r}"}, status_code=404)
+    try:
+        return JSONResponse(fn(**figure_arguments(fn, dict(request.query_params))))
+    except figures.FigureError as error:
+        return _bad_request(error)
+
+
+async def xor_stream(request: Request):
+    """Newline-delimited JSON, one line per training step, so the page draws the loss live;
+    ``delay_ms`` spaces the steps out so a person can watch (0 in tests)."""
+    query = dict(request.query_params)
+    delay = query.pop("delay_ms", "15")
+    try:
+        delay_s = min(max(float(delay), 0.0), 200.0) / 1000
+        events = figures.xor_training(**figure_arguments(figures.xor_training, query))
+        first = next(events)  # validates the arguments before the 200 goes out
+    except (figures.FigureError, ValueError) as error:
+        return _bad_request(error)
+
+    async def lines():
+        yield json.dumps(first) + "\n"
+        for event in events:
+            if delay_s and "done" not in event:
+                await asyncio.sleep(delay_s)
+            yield json.dumps(event) + "\n"
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+async def _source(request: Request):
+    try:
+        body = await request.json()
+    except ValueError:
+        raise figures.FigureError("the body must be JSON: {\"source\": \"...\"}") from None
+    source = body.get("source") if isinstance(body, dict) else None
+    if not isinstance(source, str):
+        raise figures.FigureError("the body must be JSON: {\"source\": \"...\"}")
+    if len(source) > MAX_SOURCE:
+        raise figures.FigureError(f"the snippet is longer than {MAX_SOURCE} characters")
+    return source
+
+
+async def compare_route(request: Request):
+    from . import compare
+
+    try:
+        source = await _source(request)
+    except figures.FigureError as error:
+        return _bad_request(error)
+    return JSONResponse(await asyncio.to_thread(compare.compare, source))
+
+
+async def profile_route(request: Request):
+    from . import profile
+
+    try:
+        source = await _source(request)
+    except figures.FigureError as error:
+        return _bad_request(error)
+    return JSONResponse(await asyncio.to_thread(profile.profile_timeline, source))
+
+
+async def profile_trace_route(request: Request):
+    from . import profile
+
+    try:
+        source = await _source(request)
+    except figures.FigureError as error:
+        return _bad_request(error)
+    trace = await asyncio.to_thread(profile.chrome_trace, source)
+    if "error" in trace and "traceEvents" not in trace:
+        return JSONResponse(trace, status_code=400)
+    return Response(json.dumps(trace), media_type="application/json",
+                    headers={"Content-Disposition": 'attachment; filename="gradwalk-trace.json"'})
+
+
+routes = [
+    Route("/api/figures", figure_index, methods=["GET"]),
+    Route("/api/figures/xor/stream", xor_stream, methods=["GET"]),
+    Route("/api/figures/{name}", figure, methods=["GET"]),
+    Route("/api/compare", compare_route, methods=["POST"]),
+    Route("/api/profile", profile_route, methods=["POST"]),
+    Route("/api/profile/trace", profile_trace_route, methods=["POST"]),
+]
