@@ -11,14 +11,13 @@ def _install():
     for name, fn in METHODS.items():
         setattr(Tensor, name, fn)
 
-    Tensor.__add__ = lambda self, other: P.add(self, other)
-    Tensor.__radd__ = lambda self, other: P.add(self, other)
-    Tensor.__sub__ = lambda self, other: P.sub(self, other)
-    Tensor.__rsub__ = lambda self, other: P.rsub(self, other)
-    Tensor.__mul__ = lambda self, other: P.mul(self, other)
-    Tensor.__rmul__ = lambda self, other: P.mul(self, other)
-    Tensor.__truediv__ = lambda self, other: P.div(self, other)
-    Tensor.__rtruediv__ = lambda self, other: P.rdiv(self, other)
+    # `2.0 + a` records add(a, 2.0), as PyTorch does, so the number's edge comes second
+    Tensor.__add__ = Tensor.__radd__ = P.add
+    Tensor.__sub__ = P.sub
+    Tensor.__rsub__ = P.rsub
+    Tensor.__mul__ = Tensor.__rmul__ = P.mul
+    Tensor.__truediv__ = P.div
+    Tensor.__rtruediv__ = P.rdiv
     Tensor.__floordiv__ = lambda self, other: P.div(self, other, rounding_mode="floor")
     Tensor.__rfloordiv__ = lambda self, other: P.div(P.as_tensor_arg(other), self, rounding_mode="floor")
     Tensor.__mod__ = lambda self, other: self - P.div(self, other, rounding_mode="floor") * other

@@ -2,7 +2,6 @@
 backward raises; an error in a node warns with that node's forward traceback."""
 import warnings
 
-from ..ops.core import observers
 
 ANOMALY_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and "
                    "should only be enabled for debugging.")
@@ -35,6 +34,8 @@ def is_anomaly_check_nan_enabled():
 
 
 def set_detect_anomaly(mode, check_nan=True):
+    from ..ops.core import observers
+
     _anomaly.enabled = bool(mode)
     _anomaly.check_nan = bool(check_nan)
     observers.anomaly = _anomaly.enabled

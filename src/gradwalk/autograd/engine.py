@@ -23,7 +23,8 @@ import warnings
 import numpy as np
 
 from ..grad_mode import _state as _grad_state
-from .node import AccumulateGrad, GraphRoot, UINT64_MAX
+from .anomaly_mode import _anomaly
+from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class
 
 
 class StdPriorityQueue:
@@ -197,8 +198,7 @@ def validate_outputs(fn, outputs):
         raise RuntimeError(
             f"function {fn.name()} returned an incorrect number of gradients (expected "
             f"{len(edges)}, got {len(outputs)})")
-    from ..tensor import Tensor
-
+    Tensor = _tensor_class()
     for i, grad in enumerate(outputs):
         next_fn, input_nr = edges[i]
         if next_fn is None:
@@ -216,7 +216,7 @@ def validate_outputs(fn, outputs):
                     f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                     f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}")
             grad = grad.sum_to_size(shape)
-        if grad._data.dtype != dtype.np:
+        if grad._data.dtype is not dtype.np and grad._data.dtype != dtype.np:
             grad = grad.to(dtype)
         outputs[i] = grad
     return outputs
@@ -348,8 +348,6 @@ class GraphTask:
             fn.release_variables()
             if observer is not None:
                 observer.on_release(self, fn)
-        from .anomaly_mode import _anomaly
-
         if _anomaly.enabled and _anomaly.check_nan:
             for i, out in enumerate(outputs):
                 if out is not None and np.isnan(out._data).any():
@@ -362,8 +360,6 @@ class GraphTask:
             self._capture(fn, inputs)
         if fn._pre_hooks:
             inputs = _call_pre_hooks(fn, inputs)
-        from .anomaly_mode import _anomaly
-
         try:
             if isinstance(fn, AccumulateGrad):
                 if not self.accumulate_grad:

@@ -84,34 +84,27 @@ class SavedTensor:
     """
 
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_node", "_freed",
-                 "_output_nr", "_packed", "_unpack_hook", "_meta")
+                 "_output_nr", "_packed", "_unpack_hook")
 
     def __init__(self, tensor, node=None, is_output=False):
         self._freed = False
-        self._packed = None
-        self._unpack_hook = None
-        self._node = None
         hooks = saved_tensors_hooks_state.stack
         if hooks and not tensor._is_wrapped_number:
             pack, unpack = hooks[-1]
             self._packed = pack(tensor)
             self._unpack_hook = unpack
             self._tensor = None
-            self._data = None
-            self._meta = None
             return
-        self._version_counter = tensor._version_counter
-        self._saved_version = tensor._version_counter[0]
+        self._unpack_hook = None
+        counter = self._version_counter = tensor._version_counter
+        self._saved_version = counter[0]
         if is_output:
             self._tensor = None
             self._data = tensor._data
             self._output_nr = tensor._output_nr
-            self._meta = (tensor.dtype, tensor._is_inference)
-            self._node = node  # set by the owner; cleared on release
+            self._node = node
         else:
             self._tensor = tensor
-            self._data = None
-            self._meta = None
 
     def register_hooks(self, pack_hook, unpack_hook):
         tensor = self.unpack()
@@ -128,14 +121,13 @@ class SavedTensor:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         if self._unpack_hook is not None:
             return self._unpack_hook(self._packed)
-        from ..tensor import Tensor
-
         if self._tensor is not None:
             tensor = self._tensor
             if tensor._version_counter[0] != self._saved_version:
                 _raise_modified(tensor, tensor.grad_fn, tensor._output_nr, self._saved_version,
                                 tensor._version_counter[0])
             return tensor
+        Tensor = _tensor_class()
         node = owner if owner is not None else self._node
         if self._version_counter[0] != self._saved_version:
             shape_holder = Tensor._make(self._data)
@@ -146,6 +138,18 @@ class SavedTensor:
                            requires_grad=node is not None)
         out._version_counter = self._version_counter
         return out
+
+
+_TENSOR = []
+
+
+def _tensor_class():
+    # gradwalk.tensor imports this module, so the class is looked up once, lazily
+    if not _TENSOR:
+        from ..tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _raise_modified(tensor, grad_fn, output_nr, expected, actual):
@@ -184,20 +188,20 @@ def forward_op_name(node):
 class Node:
     """Base of every backward node (``torch.autograd.graph.Node``)."""
 
-    __slots__ = ("next_functions", "_sequence_nr_value", "_input_metadata", "_pre_hooks",
-                 "_post_hooks", "_tensor_pre_hooks", "_retains_grad_hooks", "_metadata",
-                 "_anomaly", "__weakref__")
+    # Every node sets these three; the rarely used fields (hooks, metadata, anomaly traceback)
+    # default to the class attributes below and live in the instance __dict__ only once set.
+    __slots__ = ("next_functions", "_sequence_nr_value", "_input_metadata", "__dict__", "__weakref__")
+    _pre_hooks = None
+    _post_hooks = None
+    _tensor_pre_hooks = None
+    _retains_grad_hooks = None
+    _metadata = None
+    _anomaly = None
 
     def __init__(self, next_functions=(), sequence_nr=None):
         self.next_functions = next_functions
         self._sequence_nr_value = _next_sequence_nr() if sequence_nr is None else sequence_nr
         self._input_metadata = []
-        self._pre_hooks = None
-        self._post_hooks = None
-        self._tensor_pre_hooks = None
-        self._retains_grad_hooks = None
-        self._metadata = None
-        self._anomaly = None
 
     # --- PyTorch's Python API on nodes ---
     def name(self):

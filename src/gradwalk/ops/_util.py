@@ -4,6 +4,8 @@ import numbers
 
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from .._dtype import float32, float64, int64, bool_
 
 FUNCTIONS = {}  # name -> function, exported as gradwalk.<name>
@@ -27,8 +29,7 @@ def export(*names, method=True, function=True):
 def wrap_number(value):
     """A Python number as PyTorch wraps it: a 0-dim float64/int64/bool tensor, flagged so that it
     never promotes the dtype of the tensors it meets."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(value, bool):
         data = np.asarray(value, dtype=np.bool_)
     elif isinstance(value, numbers.Integral):
@@ -44,8 +45,7 @@ def wrap_number(value):
 
 
 def as_tensor_arg(value):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(value, Tensor):
         return value
     if isinstance(value, (numbers.Number, np.generic)):

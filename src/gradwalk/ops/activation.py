@@ -1,6 +1,8 @@
 """softmax, log_softmax, the losses and ``linear``: the ops ``nn.functional`` is made of."""
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from ._util import export, normalize_dim
 from .core import Op, apply_op
 
@@ -104,8 +106,7 @@ class NllLoss(Op):
         ctx._attrs["weight"] = weight
 
     def backward(ctx, g):
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         a = ctx._attrs
         x = ctx.self
         target, weight = a["target"], a["weight"]
@@ -144,8 +145,7 @@ class BinaryCrossEntropy(Op):
         ctx._attrs["weight"] = weight
 
     def backward(ctx, g):
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         x, t = ctx.self, ctx.target
         eps = 1e-12
         gx = g * (x - t) / ((1 - x) * x).clamp_min(eps)
@@ -179,8 +179,7 @@ class BCEWithLogits(Op):
         ctx._attrs["pos_weight"] = pos_weight
 
     def backward(ctx, g):
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         x, t = ctx.self, ctx.target
         pw = ctx._attrs["pos_weight"]
         s = x.sigmoid()

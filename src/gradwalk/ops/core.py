@@ -15,7 +15,9 @@ import traceback
 
 import numpy as np
 
-from .._dtype import bool_, float32, from_numpy_dtype
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
+from .._dtype import _BY_NUMPY, bool_, float32, from_numpy_dtype
 from ..autograd.node import Node, SavedTensor, _next_sequence_nr
 from ..grad_mode import _state as _grad_state
 
@@ -44,18 +46,17 @@ class OpNode(Node):
 
     __slots__ = ("needs_input_grad", "_saved", "_attrs")
     op = None
-    _saved_names = ()
 
     def apply(self, grads):
         return self.op.backward(self, *grads)
 
     def save(self, /, **values):
         """Save tensors for backward: ``ctx.save(self=x, other=None)``."""
-        saved = self._saved
-        if saved is None:
-            saved = self._saved = {}
-        for name, value in values.items():
-            saved[name] = None if value is None else SavedTensor(value)
+        saved = {name: None if value is None else SavedTensor(value) for name, value in values.items()}
+        if self._saved is None:
+            self._saved = saved
+        else:
+            self._saved.update(saved)
 
     def save_result(self, name, output):
         saved = self._saved
@@ -69,6 +70,10 @@ class OpNode(Node):
             for value in saved.values():
                 if value is not None:
                     value.release()
+
+    def _unpacked(self, name):
+        value = self._saved[name]
+        return None if value is None else value.unpack(self)
 
     def __getattr__(self, name):
         # ctx.self / ctx.result in formulas, and PyTorch's node._saved_self / node._raw_saved_self
@@ -98,6 +103,16 @@ class OpNode(Node):
         return names
 
 
+def _saved_property(name):
+    return property(lambda self: self._unpacked(name), doc=f"the saved ``{name}`` (unpacked)")
+
+
+# the saved values formulas read most often get a fast property instead of __getattr__
+for _name in ("self", "other", "result", "mat2", "mat1", "exponent", "target", "tensor", "vec",
+              "indices", "grad_output", "output"):
+    setattr(OpNode, _name, _saved_property(_name))
+
+
 class Op:
     """Base of every differentiable op. Subclasses set ``name`` and define:
 
@@ -111,8 +126,11 @@ class Op:
     saves_attrs = ()  # non-tensor arguments exposed as ``_saved_<name>`` on the node
     Node = None
 
+    has_save = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls.has_save = cls.save is not Op.save
         if cls.name:
             cls.Node = type(cls.name, (OpNode,), {"__slots__": (), "op": cls,
                                                   "__module__": "gradwalk.autograd.generated"})
@@ -139,6 +157,11 @@ def _as_arrays(inputs):
     return [t._data if not t._is_wrapped_number else t._py for t in inputs]
 
 
+_Tensor = None  # gradwalk.tensor.Tensor, bound on first use (the modules import each other)
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
 def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
     """Run ``op`` on tensor ``inputs``; record a backward node when grad is needed.
 
@@ -146,81 +169,115 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
     ``inplace`` is the tensor to write the result into (``x.mul_(2)``); the node then becomes
     that tensor's new ``grad_fn``.
     """
-    from ..tensor import Tensor
+    global _Tensor
+    if _Tensor is None:
+        from ..tensor import Tensor as _T
 
+        _Tensor = _T
     requires_grad = False
     if _grad_state.grad_enabled:
         for t in inputs:
             if t._requires_grad:
                 requires_grad = True
                 break
-    if observers.any and observers.profiler is not None:
-        with observers.profiler(op, inputs, requires_grad):
-            return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad, Tensor)
-    return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad, Tensor)
+    if observers.any:
+        if observers.profiler is not None:
+            with observers.profiler(op, inputs, requires_grad):
+                return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad)
+    return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad)
 
 
-def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad, Tensor):
+def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
+    Tensor = _Tensor
     if inplace is not None and requires_grad:
         _check_inplace(inplace)
         # Formulas that need the old value of the overwritten tensor get a snapshot of it.
         inputs = [_snapshot(t) if t is inplace else t for t in inputs]
-    data = op.forward(*_as_arrays(inputs), **attrs)
-    multi = type(data) is tuple
-    if not multi:
-        if out_dtype is not None and data.dtype != out_dtype.np:
-            data = data.astype(out_dtype.np)
-        elif type(data) is not np.ndarray:
-            data = np.asarray(data)
-    if not requires_grad or not op.name:
-        if multi:
-            return tuple(Tensor._make(d) for d in data)
+    data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
+    if type(data) is tuple:
+        return _apply_multi(op, inputs, attrs, data, requires_grad)
+    if type(data) is not _ndarray:
+        data = _asarray(data)  # NumPy turns 0-dim results into scalars
+    if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
+        data = data.astype(out_dtype.np)
+    if not requires_grad or op.Node is None or data.dtype.kind != "f":
+        # no graph: integer/bool results never require grad, and neither does anything under no_grad
         if inplace is not None:
             return _write_inplace(inplace, data, None)
-        return Tensor._make(data)
+        out = Tensor.__new__(Tensor)
+        out._data = data
+        out._requires_grad = False
+        out.grad_fn = None
+        out._grad = None
+        out._output_nr = 0
+        out._version_counter = [0]
+        if _grad_state.inference:
+            out.__dict__["_is_inference"] = True
+        return out
 
     node = op.Node.__new__(op.Node)
     node.next_functions = tuple([_edge(t) for t in inputs])
     node._sequence_nr_value = _next_sequence_nr()
-    node._pre_hooks = node._post_hooks = node._tensor_pre_hooks = None
-    node._retains_grad_hooks = node._metadata = node._anomaly = None
     node._saved = None
     node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
     node.needs_input_grad = tuple([t._requires_grad for t in inputs])
-    if multi:
-        outputs = []
-        meta = []
-        for i, d in enumerate(data):
-            differentiable = d.dtype.kind == "f"
-            o = Tensor._make(d, grad_fn=node if differentiable else None, output_nr=i,
-                             requires_grad=differentiable)
-            outputs.append(o)
-            meta.append((o.shape, o.dtype))
-        node._input_metadata = meta
-        op.save(node, *inputs, out=outputs, **attrs)
-        result = tuple(outputs)
+    if inplace is not None:
+        result = _write_inplace(inplace, data, node)
     else:
-        if data.dtype.kind != "f":  # integer and bool results never require grad
-            return Tensor._make(data)
-        if inplace is not None:
-            result = _write_inplace(inplace, data, node)
-        else:
-            result = Tensor._make(data, grad_fn=node, requires_grad=True)
-        node._input_metadata = [(result.shape, result.dtype)]
+        result = Tensor.__new__(Tensor)
+        result._data = data
+        result._requires_grad = True
+        result.grad_fn = node
+        result._grad = None
+        result._output_nr = 0
+        result._version_counter = [0]
+    node._input_metadata = [(data.shape, _BY_NUMPY[data.dtype])]
+    if op.has_save:
         op.save(node, *inputs, out=result, **attrs)
     if observers.any:
-        if observers.anomaly:
-            node._anomaly = traceback.extract_stack()[:-3]
-            node.metadata["traceback_"] = traceback.format_list(node._anomaly)
-        if observers.forward_ad is not None:
-            observers.forward_ad(op, inputs, result, attrs)
+        _observe(op, node, inputs, result, attrs)
     return result
+
+
+def _apply_multi(op, inputs, attrs, data, requires_grad):
+    Tensor = _Tensor
+    if not requires_grad or op.Node is None:
+        return tuple(Tensor._make(_asarray(d)) for d in data)
+    node = op.Node.__new__(op.Node)
+    node.next_functions = tuple([_edge(t) for t in inputs])
+    node._sequence_nr_value = _next_sequence_nr()
+    node._saved = None
+    node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
+    node.needs_input_grad = tuple([t._requires_grad for t in inputs])
+    outputs = []
+    meta = []
+    for i, d in enumerate(data):
+        d = _asarray(d)
+        differentiable = d.dtype.kind == "f"
+        o = Tensor._make(d, grad_fn=node if differentiable else None, output_nr=i,
+                         requires_grad=differentiable)
+        outputs.append(o)
+        meta.append((d.shape, o.dtype))
+    node._input_metadata = meta
+    if op.has_save:
+        op.save(node, *inputs, out=outputs, **attrs)
+    result = tuple(outputs)
+    if observers.any:
+        _observe(op, node, inputs, result, attrs)
+    return result
+
+
+def _observe(op, node, inputs, result, attrs):
+    if observers.anomaly:
+        node._anomaly = traceback.extract_stack()[:-4]
+        node.metadata["traceback_"] = traceback.format_list(node._anomaly)
+    if observers.forward_ad is not None:
+        observers.forward_ad(op, inputs, result, attrs)
 
 
 def forward_only(op, inputs, attrs=_NO_ATTRS):
     """Run an op's forward without touching the graph (for tangents and helpers)."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return Tensor._make(np.asarray(op.forward(*_as_arrays(inputs), **attrs)))
 
 
@@ -233,8 +290,7 @@ def _check_inplace(t):
 
 
 def _snapshot(t):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     copy = Tensor._make(t._data.copy(), grad_fn=t.grad_fn, output_nr=t._output_nr,
                         requires_grad=t._requires_grad)
     if t.grad_fn is None and t._requires_grad:

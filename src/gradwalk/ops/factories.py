@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from .. import _dtype
 from .._dtype import Size, as_dtype, float32, int64
 from ._util import export
@@ -34,8 +36,7 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         import json
 
         return Tensor._make(np.frombuffer(json.dumps(self._rng.bit_generator.state).encode(), dtype=np.uint8).copy())
@@ -70,8 +71,7 @@ def _rng(generator):
 
 
 def _make(data, dtype=None, requires_grad=False):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     t = Tensor._make(data if dtype is None else data.astype(as_dtype(dtype).np, copy=False))
     if requires_grad:
         t.requires_grad_(True)
@@ -101,8 +101,7 @@ def _infer_dtype(value):
 
 
 def _to_nested(data):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, (list, tuple)):
@@ -113,8 +112,7 @@ def _to_nested(data):
 @export(method=False)
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``tensor([1., 2.], requires_grad=True)``: a leaf holding a copy of ``data``."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
@@ -150,8 +148,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 @export(method=False)
 def as_tensor(data, dtype=None, device=None):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
     return tensor(data, dtype=dtype)
@@ -160,8 +157,7 @@ def as_tensor(data, dtype=None, device=None):
 @export(method=False)
 def from_numpy(array):
     """Shares memory with ``array``, as PyTorch's does."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     _dtype.from_numpy_dtype(array.dtype)
     return Tensor._make(array)
 
@@ -277,8 +273,7 @@ def randn_like(input, *, dtype=None, requires_grad=False):
 
 @export(method=False)
 def normal(mean, std, size=None, *, generator=None):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if size is not None:
         return _make(_rng(generator).normal(mean, std, size=tuple(size)).astype(np.float32))
     m = mean._data if isinstance(mean, Tensor) else mean
@@ -304,8 +299,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 @export(method=False)
 def is_tensor(obj):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return isinstance(obj, Tensor)
 
 

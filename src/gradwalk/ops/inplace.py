@@ -2,6 +2,8 @@
 version counter and, on a tensor in a graph, make a new node its ``grad_fn``."""
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from ._util import as_tensor_arg, export
 from .core import Op, apply_op
 from . import pointwise as P
@@ -113,8 +115,7 @@ def zero_(self):
 
 @export(function=False)
 def fill_(self, value):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(value, Tensor):
         value = value.item()
     return _inplace(Fill, self, (), {"value": value})

@@ -6,9 +6,11 @@ formulas return un-reduced, broadcast-shaped gradients; the engine sums them to 
 """
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from .._dtype import float32
 from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
-from .core import Op, apply_op, result_dtype
+from .core import _NO_ATTRS, Op, apply_op, result_dtype
 
 
 def _errstate():
@@ -64,6 +66,23 @@ class RsubScalar(Op):
 
     def jvp(x, out, dx, other, alpha=1):
         return -dx * alpha
+
+
+class Rsub(Op):
+    """``torch.rsub(x, y)`` with two tensors: ``y - alpha * x``."""
+
+    name = "RsubBackward0"
+    saves_attrs = ("alpha",)
+
+    def forward(x, y, alpha=1):
+        return y - x if alpha == 1 else y - alpha * x
+
+    def backward(ctx, g):
+        a = ctx._attrs["alpha"]
+        return (-g if a == 1 else g * -a), g if ctx.needs_input_grad[1] else None
+
+    def jvp(x, y, out, dx, dy, alpha=1):
+        return dy - dx * alpha
 
 
 class Mul(Op):
@@ -199,8 +218,10 @@ class PowTensor(Op):
         if need[0]:
             gx = F.where(y == 0.0, 0.0, g * (y * x.pow(y - 1)))
         if need[1]:
-            # d/dy x**y = x**y log x, with 0**y taken as having slope 0 for y >= 0
-            gy = F.where((x == 0.0) & (y >= 0), 0.0, g * (ctx.result * x.log()))
+            # d/dy x**y = x**y log x, with 0**y taken as having slope 0 for y >= 0; the log is
+            # taken in the result's dtype (a float32 base under a float64 exponent: log in float64)
+            result = ctx.result
+            gy = F.where((x == 0.0) & (y >= 0), 0.0, g * (result * x.to(result.dtype).log()))
         return gx, gy
 
     def jvp(x, y, out, dx, dy):
@@ -214,7 +235,6 @@ class PowScalarBase(Op):
     """``2 ** x``"""
 
     name = "PowBackward2"
-    saves_attrs = ("self",)
 
     def forward(x, base):
         with _errstate():
@@ -394,6 +414,23 @@ class Relu(Op):
         return dx * (out > 0)
 
 
+class Rsqrt(Op):
+    name = "RsqrtBackward0"
+
+    def forward(x):
+        with _errstate():
+            return (1.0 / np.sqrt(x)).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return g * ctx.result.pow(3) * -0.5,
+
+    def jvp(x, out, dx):
+        return dx * out.pow(3) * -0.5
+
+
 class Sqrt(Op):
     name = "SqrtBackward0"
 
@@ -528,6 +565,34 @@ class Clamp(Op):
         return dx * mask
 
 
+class ClampTensor(Op):
+    """``x.clamp(min=t, max=u)`` with tensor bounds; a missing bound is an infinite 0-dim tensor
+    that requires no grad, so its slot is ``(None, 0)`` as in PyTorch."""
+
+    name = "ClampBackward0"
+
+    def forward(x, lo, hi):
+        return np.minimum(np.maximum(x, lo), hi)
+
+    def save(ctx, x, lo, hi, out):
+        ctx.save(self=x, min=lo, max=hi)
+
+    def backward(ctx, g):
+        from . import functions as F
+
+        x, lo, hi = ctx.self, ctx.min, ctx.max
+        need = ctx.needs_input_grad
+        return (F.where((x >= lo) & (x <= hi), g, 0.0) if need[0] else None,
+                F.where((x < lo) & (lo < hi), g, 0.0) if need[1] else None,
+                F.where((x > hi) | (hi < lo), g, 0.0) if need[2] else None)
+
+    def jvp(x, lo, hi, out, dx, dlo, dhi):
+        from . import functions as F
+
+        inside = F.where((x >= lo) & (x <= hi), dx, 0.0)
+        return inside + F.where((x < lo) & (lo < hi), dlo, 0.0) + F.where((x > hi) | (hi < lo), dhi, 0.0)
+
+
 class ClampMin(Op):
     name = "ClampMinBackward0"
     saves_attrs = ("min",)
@@ -616,16 +681,14 @@ class Where(Op):
         ctx._attrs = {"condition": condition}
 
     def backward(ctx, g):
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         cond = Tensor._make(ctx._attrs["condition"])
         need = ctx.needs_input_grad
         return (where(cond, g, 0.0) if need[0] else None,
                 where(cond, 0.0, g) if need[1] else None)
 
     def jvp(x, y, out, dx, dy, condition):
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         return where(Tensor._make(condition), dx, dy)
 
 
@@ -645,12 +708,19 @@ _CMP = {name: _compare(fn) for name, fn in
 
 # ---------------------------------------------------------------- the functions users call
 
-def _binary(op, a, b, attrs=None):
-    a = as_tensor_arg(a)
-    b = as_tensor_arg(b)
-    dtype = result_dtype(a, b)
+def _binary(op, a, b, attrs=_NO_ATTRS):
+    Tensor = _tensor.Tensor
+    if type(a) is not Tensor:
+        a = as_tensor_arg(a)
+    if type(b) is not Tensor:
+        b = as_tensor_arg(b)
+    # same NumPy dtype and no Python number involved: NumPy already computes in the right dtype
+    if a._data.dtype is b._data.dtype and not (a._is_wrapped_number or b._is_wrapped_number):
+        dtype = None
+    else:
+        dtype = result_dtype(a, b)
     try:
-        return apply_op(op, (a, b), attrs or {}, out_dtype=dtype)
+        return apply_op(op, (a, b), attrs, out_dtype=dtype)
     except ValueError:
         broadcast_shapes_or_raise(a.shape, b.shape)
         raise
@@ -660,19 +730,24 @@ def _float_dtype(t):
     return t.dtype if t.dtype.is_floating_point else float32
 
 
-def _unary(op, x, attrs=None):
-    x = as_tensor_arg(x)
-    return apply_op(op, (x,), attrs or {}, out_dtype=_float_dtype(x))
+def _unary(op, x, attrs=_NO_ATTRS):
+    if type(x) is not _tensor.Tensor:
+        x = as_tensor_arg(x)
+    # float ops on integer tensors compute in the default float dtype, as PyTorch does
+    return apply_op(op, (x,), attrs, out_dtype=None if x._data.dtype.kind == "f" else float32)
+
+
+_ALPHA_1 = {"alpha": 1}
 
 
 @export()
 def add(input, other, *, alpha=1):
-    return _binary(Add, input, other, {"alpha": alpha})
+    return _binary(Add, input, other, _ALPHA_1 if alpha == 1 else {"alpha": alpha})
 
 
 @export()
 def sub(input, other, *, alpha=1):
-    return _binary(Sub, input, other, {"alpha": alpha})
+    return _binary(Sub, input, other, _ALPHA_1 if alpha == 1 else {"alpha": alpha})
 
 
 subtract = export("subtract")(sub)
@@ -680,10 +755,9 @@ subtract = export("subtract")(sub)
 
 @export()
 def rsub(input, other, *, alpha=1):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(other, Tensor):
-        return sub(other, input, alpha=alpha)
+        return _binary(Rsub, input, other, {"alpha": alpha})
     input = as_tensor_arg(input)
     dtype = result_dtype(input, wrap_number(other))
     return apply_op(RsubScalar, (input,), {"other": other, "alpha": alpha}, out_dtype=dtype)
@@ -711,8 +785,7 @@ def div(input, other, *, rounding_mode=None):
 
 
 def _nograd_binary(np_fn, a, b):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     with _errstate():
         return Tensor._make(np.asarray(np_fn(a._data, b._data)).astype(result_dtype(a, b).np))
 
@@ -737,8 +810,7 @@ negative = export("negative")(neg)
 
 @export()
 def pow(input, exponent):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if not isinstance(input, Tensor):  # 2 ** x
         exponent = as_tensor_arg(exponent)
         dtype = result_dtype(wrap_number(input), exponent)
@@ -803,7 +875,7 @@ def round(input):  # noqa: A001
 
 @export()
 def rsqrt(input):
-    return reciprocal(sqrt(input))
+    return _unary(Rsqrt, input)
 
 
 def tanh_backward(grad, output):
@@ -815,24 +887,28 @@ def sigmoid_backward(grad, output):
 
 
 def _bound(v):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return v.item() if isinstance(v, Tensor) else v
 
 
 @export("clamp", "clip")
 def clamp(input, min=None, max=None):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            out = maximum(out, min) if isinstance(min, Tensor) else clamp_min(out, min)
-        if max is not None:
-            out = minimum(out, max) if isinstance(max, Tensor) else clamp_max(out, max)
-        return out
+        lo = as_tensor_arg(float("-inf") if min is None else min)
+        hi = as_tensor_arg(float("inf") if max is None else max)
+        from .core import result_dtype_many
+
+        bounds = [t for t in (min, max) if isinstance(t, Tensor)]
+        dtype = result_dtype_many([input, *bounds])
+        try:
+            return apply_op(ClampTensor, (input, lo, hi), out_dtype=dtype)
+        except ValueError:
+            for bound in bounds:
+                broadcast_shapes_or_raise(input.shape, bound.shape)
+            raise
     return apply_op(Clamp, (input,), {"min": min, "max": max})
 
 
@@ -858,8 +934,7 @@ def minimum(input, other):
 
 @export(method=False)
 def where(condition, input=None, other=None):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if input is None and other is None:
         return tuple(Tensor._make(i) for i in np.nonzero(as_tensor_arg(condition)._data))
     cond = as_tensor_arg(condition)._data.astype(bool)
@@ -901,27 +976,23 @@ greater, less, greater_equal, less_equal = gt, lt, ge, le
 
 @export()
 def logical_not(input):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return Tensor._make(np.logical_not(as_tensor_arg(input)._data))
 
 
 @export()
 def isnan(input):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return Tensor._make(np.isnan(input._data))
 
 
 @export()
 def isinf(input):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return Tensor._make(np.isinf(input._data))
 
 
 @export()
 def isfinite(input):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return Tensor._make(np.isfinite(input._data))

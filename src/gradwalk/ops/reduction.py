@@ -1,6 +1,8 @@
 """Reductions: sum, mean, max/min (all, over a dim), amax/amin, var/std, prod, logsumexp."""
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from .._dtype import float32, int64
 from ._util import export, normalize_dim, normalize_dims
 from .core import Op, apply_op
@@ -246,8 +248,7 @@ class Prod(Op):
     def backward(ctx, g):
         x = ctx.self
         # product of all the other elements (no division, so zeros are handled)
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         flat = x._data.reshape(-1)
         others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)], dtype=flat.dtype)
         if x.requires_grad and x.grad_fn is not None and False:
@@ -256,8 +257,7 @@ class Prod(Op):
 
     def jvp(x, out, dx):
         flat = x._data.reshape(-1)
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)], dtype=flat.dtype)
         return (dx * Tensor._make(others.reshape(x.shape))).sum()
 
@@ -330,7 +330,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _extreme(all_op, dim_op, pairwise, input, dim, keepdim):
-    from ..tensor import Tensor
+    Tensor = _tensor.Tensor
     from .shape import _namedtuple_values_indices
 
     if isinstance(dim, Tensor):  # torch.max(a, b)
@@ -371,8 +371,7 @@ def amin(input, dim=(), keepdim=False):
 
 @export()
 def argmax(input, dim=None, keepdim=False):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if dim is None:
         return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
     return Tensor._make(np.argmax(input._data, axis=dim, keepdims=keepdim).astype(np.int64))
@@ -380,8 +379,7 @@ def argmax(input, dim=None, keepdim=False):
 
 @export()
 def argmin(input, dim=None, keepdim=False):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if dim is None:
         return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
     return Tensor._make(np.argmin(input._data, axis=dim, keepdims=keepdim).astype(np.int64))

@@ -4,6 +4,8 @@ import numbers
 
 import numpy as np
 
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
 from .._dtype import Size
 from ._util import export, normalize_dim, as_tensor_arg
 from .core import Op, apply_op, result_dtype_many
@@ -434,14 +436,12 @@ class MaskedFill(Op):
 
     def backward(ctx, g):
         from .pointwise import where
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         return where(Tensor._make(ctx._attrs["mask"]), 0.0, g),
 
     def jvp(x, out, dx, mask, value):
         from .pointwise import where
-        from ..tensor import Tensor
-
+        Tensor = _tensor.Tensor
         return where(Tensor._make(mask), 0.0, dx)
 
 
@@ -555,8 +555,7 @@ def contiguous(input, memory_format=None):
 @export(function=False)
 def to(input, *args, dtype=None, copy=False, **kwargs):
     from .._dtype import as_dtype, dtype as dtype_cls
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
@@ -697,16 +696,14 @@ def narrow(input, dim, start, length):
 
 
 def _is_advanced(i):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     return isinstance(i, (list, np.ndarray, Tensor)) and not (
         isinstance(i, Tensor) and i.ndim == 0 and i.dtype.np.kind in "iu")
 
 
 def getitem(input, index):
     """``x[index]``: basic parts become Select/Slice/Unsqueeze nodes, advanced parts one Index node."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if not isinstance(index, tuple):
         index = (index,)
     if any(_is_advanced(i) for i in index):
@@ -756,8 +753,7 @@ class Alias(Op):
 
 
 def _to_np_index(i):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(i, Tensor):
         return i._data
     if isinstance(i, list):
@@ -780,7 +776,7 @@ def _advanced_getitem(input, index):
 def setitem(input, index, value):
     """``x[index] = value``: an in-place write; on a graph tensor the node is CopySlices."""
     from ..grad_mode import _state
-    from ..tensor import Tensor
+    Tensor = _tensor.Tensor
     from .core import _check_inplace
 
     if not isinstance(index, tuple):
@@ -889,8 +885,7 @@ def gather(input, dim, index):
 
 @export()
 def masked_fill(input, mask, value):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if isinstance(value, Tensor):
         value = value.item()
     return apply_op(MaskedFill, (input,), {"mask": np.broadcast_to(mask._data, input.shape),

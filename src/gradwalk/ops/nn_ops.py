@@ -1,0 +1,703 @@
+"""The ops of ``nn.functional`` that have backward nodes of their own in PyTorch.
+
+Convolution and pooling run on NumPy with im2col (a strided view of every window, then one
+matrix product). Activations' backward formulas are written with gradwalk ops, so their second
+derivatives work; the big ops (convolution, pooling, embedding) have linear backward passes, made
+ops of their own so that ``create_graph=True`` records them too.
+"""
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ._util import as_tensor_arg
+from .core import Op, apply_op
+
+try:  # scipy ships with scikit-learn; without it, erf falls back to the math module
+    from scipy.special import erf as _erf
+except ImportError:  # pragma: no cover
+    _erf = np.vectorize(math.erf, otypes=[np.float64])
+
+_errstate = np.errstate(all="ignore")
+_SQRT1_2 = 1 / math.sqrt(2)
+_SQRT_2_PI = math.sqrt(2 / math.pi)
+
+
+# ---------------------------------------------------------------- activations
+
+class LeakyRelu(Op):
+    name = "LeakyReluBackward0"
+    saves_attrs = ("negative_slope",)
+
+    def forward(x, negative_slope):
+        return np.where(x > 0, x, x * negative_slope).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, negative_slope):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        from . import functions as F
+
+        return F.where(ctx.self > 0, g, g * ctx._attrs["negative_slope"]),
+
+    def jvp(x, out, dx, negative_slope):
+        from . import functions as F
+
+        return F.where(x > 0, dx, dx * negative_slope)
+
+
+class Gelu(Op):
+    """``x * Phi(x)``, exactly (``approximate='none'``) or with the tanh formula."""
+
+    name = "GeluBackward0"
+    saves_attrs = ("approximate",)
+
+    def forward(x, approximate):
+        if approximate == "tanh":
+            return (0.5 * x * (1 + np.tanh(_SQRT_2_PI * (x + 0.044715 * x ** 3)))).astype(x.dtype, copy=False)
+        return (0.5 * x * (1 + _erf(x * _SQRT1_2))).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, approximate):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * gelu_derivative(ctx.self, ctx._attrs["approximate"]),
+
+    def jvp(x, out, dx, approximate):
+        return dx * gelu_derivative(x, approximate)
+
+
+def gelu_derivative(x, approximate):
+    """d gelu / dx, with gradwalk ops (so it can be differentiated again)."""
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * _SQRT_2_PI
+        t = inner.tanh()
+        d_inner = (x * x * (3 * 0.044715) + 1) * _SQRT_2_PI
+        return (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * d_inner
+    cdf = (erf(x * _SQRT1_2) + 1) * 0.5
+    pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+    return cdf + x * pdf
+
+
+class Erf(Op):
+    name = "ErfBackward0"
+
+    def forward(x):
+        return _erf(x).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        return g * ((x * x * -1).exp() * (2 / math.sqrt(math.pi))),
+
+    def jvp(x, out, dx):
+        return dx * ((x * x * -1).exp() * (2 / math.sqrt(math.pi)))
+
+
+def erf(input):
+    return apply_op(Erf, (as_tensor_arg(input),))
+
+
+class Silu(Op):
+    name = "SiluBackward0"
+
+    def forward(x):
+        with _errstate:
+            return (x / (1 + np.exp(-x))).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        s = x.sigmoid()
+        return g * (s * (x * (1 - s) + 1)),
+
+    def jvp(x, out, dx):
+        s = x.sigmoid()
+        return dx * (s * (x * (1 - s) + 1))
+
+
+class Softplus(Op):
+    """``log(1 + exp(beta*x)) / beta``, linear above ``threshold`` (as PyTorch)."""
+
+    name = "SoftplusBackward0"
+    saves_attrs = ("beta", "threshold")
+
+    def forward(x, beta, threshold):
+        bx = x * beta
+        with _errstate:
+            soft = np.log1p(np.exp(bx)) / beta
+        return np.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, beta, threshold):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * _softplus_slope(ctx.self, ctx._attrs["beta"], ctx._attrs["threshold"]),
+
+    def jvp(x, out, dx, beta, threshold):
+        return dx * _softplus_slope(x, beta, threshold)
+
+
+def _softplus_slope(x, beta, threshold):
+    from . import functions as F
+
+    bx = x * beta
+    return F.where(bx > threshold, 1.0, bx.sigmoid())
+
+
+class Elu(Op):
+    name = "EluBackward0"
+    saves_attrs = ("alpha",)
+
+    def forward(x, alpha):
+        with _errstate:
+            return np.where(x > 0, x, alpha * np.expm1(x)).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, alpha):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        from . import functions as F
+
+        x = ctx.self
+        return F.where(x > 0, g, g * (x.exp() * ctx._attrs["alpha"])),
+
+    def jvp(x, out, dx, alpha):
+        from . import functions as F
+
+        return F.where(x > 0, dx, dx * (x.exp() * alpha))
+
+
+class Hardtanh(Op):
+    """``clamp(x, min_val, max_val)``; the gradient is zero at and beyond the bounds."""
+
+    name = "HardtanhBackward0"
+    saves_attrs = ("min_val", "max_val")
+
+    def forward(x, min_val, max_val):
+        return np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, min_val, max_val):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        return g * ((x > ctx._attrs["min_val"]) & (x < ctx._attrs["max_val"])),
+
+    def jvp(x, out, dx, min_val, max_val):
+        return dx * ((x > min_val) & (x < max_val))
+
+
+class LogSigmoid(Op):
+    name = "LogSigmoidBackward0"
+
+    def forward(x):
+        with _errstate:
+            return (np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return g * (-ctx.self).sigmoid(),
+
+    def jvp(x, out, dx):
+        return dx * (-x).sigmoid()
+
+
+# ---------------------------------------------------------------- convolution (im2col)
+
+def _pair(v):
+    return (int(v), int(v)) if isinstance(v, (int, np.integer)) else tuple(int(i) for i in v)
+
+
+def _windows(x, kernel, stride, padding, dilation):
+    """Every receptive field of ``x`` (N, C, H, W) as a strided view (N, C, OH, OW, kh, kw)."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if ph or pw:
+        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    view = sliding_window_view(x, (span_h, span_w), axis=(2, 3))
+    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+
+
+def _columns(x, kernel, stride, padding, dilation):
+    """im2col: a (N*OH*OW, C*kh*kw) matrix whose rows are the flattened receptive fields."""
+    win = _windows(x, kernel, stride, padding, dilation)
+    n, c, oh, ow, kh, kw = win.shape
+    cols = np.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * oh * ow, c * kh * kw)
+    return cols, oh, ow
+
+
+def _conv_forward(x, w, stride, padding, dilation, groups):
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    outs = []
+    for gi in range(groups):
+        xg = x[:, gi * cg:(gi + 1) * cg]
+        wg = w[gi * (o // groups):(gi + 1) * (o // groups)]
+        cols, oh, ow = _columns(xg, (kh, kw), stride, padding, dilation)
+        outs.append((cols @ wg.reshape(wg.shape[0], -1).T).reshape(n, oh, ow, -1))
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=3)
+    return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
+
+
+def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
+    """col2im of ``g @ w``: every window position adds its share back to the input it read."""
+    n, _, h, wd = input_shape
+    o, cg, kh, kw = w.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    oh, ow = g.shape[2], g.shape[3]
+    grad = np.zeros((n, cg * groups, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
+    g_rows = g.transpose(0, 2, 3, 1)  # (N, OH, OW, O)
+    og = o // groups
+    for gi in range(groups):
+        wg = w[gi * og:(gi + 1) * og].reshape(og, -1)
+        dcols = (g_rows[..., gi * og:(gi + 1) * og].reshape(-1, og) @ wg).reshape(n, oh, ow, cg, kh, kw)
+        target = grad[:, gi * cg:(gi + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                target[:, :, rows, cols] += dcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+    return grad[:, :, ph:ph + h, pw:pw + wd]
+
+
+def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
+    o, cg, kh, kw = weight_shape
+    og = o // groups
+    parts = []
+    for gi in range(groups):
+        cols, oh, ow = _columns(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)
+        g_rows = g[:, gi * og:(gi + 1) * og].transpose(1, 0, 2, 3).reshape(og, -1)
+        parts.append((g_rows @ cols).reshape(og, cg, kh, kw))
+    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+
+
+_CONV_ATTRS = ("stride", "padding", "dilation", "groups")
+
+
+class Convolution(Op):
+    name = "ConvolutionBackward0"
+    saves_attrs = _CONV_ATTRS
+
+    def forward(x, w, b=None, *, stride, padding, dilation, groups):
+        out = _conv_forward(x, w, stride, padding, dilation, groups)
+        if b is not None:
+            out += b.reshape(1, -1, 1, 1)
+        return out
+
+    def save(ctx, x, w, b=None, *, out, stride, padding, dilation, groups):
+        ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w)
+        ctx._attrs["input_shape"] = tuple(x.shape)
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        need = ctx.needs_input_grad
+        attrs = {k: a[k] for k in _CONV_ATTRS}
+        gx = conv_input_grad(g, ctx.weight, a["input_shape"], attrs) if need[0] else None
+        gw = conv_weight_grad(ctx.input, g, ctx.weight.shape, attrs) if need[1] else None
+        gb = g.sum((0, 2, 3)) if len(need) > 2 and need[2] else None
+        return (gx, gw, gb) if len(need) > 2 else (gx, gw)
+
+    def jvp(*args, stride, padding, dilation, groups):
+        # args: the inputs (x, w[, b]), the output, then one tangent per input
+        n_inputs = (len(args) - 1) // 2
+        x, w, b = (args[:n_inputs] + (None,))[:3]
+        tangents = args[n_inputs + 1:]
+        attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+        dx, dw = tangents[0], tangents[1]
+        total = None
+        if dx is not None:
+            total = convolution(dx, w, None, **attrs)
+        if dw is not None:
+            part = convolution(x, dw, None, **attrs)
+            total = part if total is None else total + part
+        if b is not None and len(tangents) > 2 and tangents[2] is not None:
+            part = tangents[2].reshape(1, -1, 1, 1)
+            total = part if total is None else total + part
+        return total
+
+
+class ConvolutionInputGrad(Op):
+    """grad_input of a convolution (a transposed convolution): linear in ``g`` and ``w``."""
+
+    name = "ConvolutionBackwardBackward0"
+
+    def forward(g, w, *, input_shape, stride, padding, dilation, groups):
+        return _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups)
+
+    def save(ctx, g, w, out, **attrs):
+        ctx.save(grad_output=g, weight=w)
+        ctx._attrs = attrs
+
+    def backward(ctx, gg):
+        a = {k: ctx._attrs[k] for k in _CONV_ATTRS}
+        need = ctx.needs_input_grad
+        return (convolution(gg, ctx.weight, None, **a) if need[0] else None,
+                conv_weight_grad(gg, ctx.grad_output, ctx.weight.shape, a) if need[1] else None)
+
+
+class ConvolutionWeightGrad(Op):
+    """grad_weight of a convolution: linear in the input and in ``g``."""
+
+    name = "ConvolutionBackwardBackward0"
+
+    def forward(x, g, *, weight_shape, stride, padding, dilation, groups):
+        return _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups)
+
+    def save(ctx, x, g, out, **attrs):
+        ctx.save(input=x, grad_output=g)
+        ctx._attrs = dict(attrs, input_shape=tuple(x.shape))
+
+    def backward(ctx, gg):
+        a = {k: ctx._attrs[k] for k in _CONV_ATTRS}
+        need = ctx.needs_input_grad
+        return (conv_input_grad(ctx.grad_output, gg, ctx._attrs["input_shape"], a) if need[0] else None,
+                convolution(ctx.input, gg, None, **a) if need[1] else None)
+
+
+def conv_input_grad(g, w, input_shape, attrs):
+    return apply_op(ConvolutionInputGrad, (g, w), dict(attrs, input_shape=tuple(input_shape)))
+
+
+def conv_weight_grad(x, g, weight_shape, attrs):
+    return apply_op(ConvolutionWeightGrad, (x, g), dict(attrs, weight_shape=tuple(weight_shape)))
+
+
+def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``conv2d`` on (N, C, H, W) input; ``ConvolutionBackward0`` with edges (input, weight, bias)."""
+    squeeze = input.ndim == 3
+    if squeeze:
+        input = input.unsqueeze(0)
+    if input.ndim != 4:
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
+            f"{list(input.shape)}")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+            f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{input.shape[1]} channels instead")
+    stride, dilation = _pair(stride), _pair(dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        else:  # 'same' (stride 1): pad so the output keeps the input's size
+            padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, weight.shape[2:]))
+    padding = _pair(padding)
+    attrs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+    inputs = (input, weight) if bias is None else (input, weight, bias)
+    out = apply_op(Convolution, inputs, attrs)
+    return out.squeeze(0) if squeeze else out
+
+
+# ---------------------------------------------------------------- max pooling
+
+def _pool_output_size(size, k, s, p, d, ceil_mode):
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:  # the last window must start inside the input
+        out -= 1
+    return out
+
+
+class MaxPool2DWithIndices(Op):
+    """Max over each window; remembers where each max came from (flat index into H*W)."""
+
+    name = "MaxPool2DWithIndicesBackward0"
+    saves_attrs = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+
+    def forward(x, kernel_size, stride, padding, dilation, ceil_mode, indices_out):
+        n, c, h, w = x.shape
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel_size, stride, padding, dilation
+        oh = _pool_output_size(h, kh, sh, ph, dh, ceil_mode)
+        ow = _pool_output_size(w, kw, sw, pw, dw, ceil_mode)
+        # pad with -inf: enough on the bottom/right for ceil_mode's partial windows
+        extra_h = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
+        extra_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
+        padded = np.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
+                        constant_values=-np.inf) if (ph or pw or extra_h or extra_w) else x
+        win = sliding_window_view(padded, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+        win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow].reshape(n, c, oh, ow, kh * kw)
+        where = win.argmax(axis=4)
+        out = np.take_along_axis(win, where[..., None], axis=4)[..., 0]
+        rows = np.arange(oh)[:, None] * sh + (where // kw) * dh - ph
+        cols = np.arange(ow)[None, :] * sw + (where % kw) * dw - pw
+        indices_out.append((rows * w + cols).astype(np.int64))
+        return np.ascontiguousarray(out)
+
+    def save(ctx, x, out, **attrs):
+        ctx._attrs["indices"] = attrs["indices_out"][0]
+        ctx._attrs["input_shape"] = tuple(x.shape)
+
+    def backward(ctx, g):
+        return pool_scatter(g, ctx._attrs["indices"], ctx._attrs["input_shape"]),
+
+    def jvp(x, out, dx, **attrs):
+        return pool_gather(dx, attrs["indices_out"][0])
+
+
+class PoolScatter(Op):
+    """The max-pool backward: each gradient goes to the input element its window picked."""
+
+    name = "MaxPool2DWithIndicesBackwardBackward0"
+
+    def forward(g, indices, input_shape):
+        n, c, h, w = input_shape
+        planes = np.arange(n * c).reshape(n, c, 1, 1) * (h * w)
+        flat = np.bincount((indices + planes).ravel(), weights=g.ravel(), minlength=n * c * h * w)
+        return flat.reshape(input_shape).astype(g.dtype)
+
+    def save(ctx, g, out, indices, input_shape):
+        ctx._attrs = {"indices": indices}
+
+    def backward(ctx, gg):
+        return pool_gather(gg, ctx._attrs["indices"]),
+
+
+class PoolGather(Op):
+    """Pick, from each plane, the elements at ``indices``: the adjoint of ``PoolScatter``."""
+
+    name = "MaxPool2DWithIndicesBackward0"
+
+    def forward(x, indices):
+        n, c = x.shape[:2]
+        picked = np.take_along_axis(x.reshape(n, c, -1), indices.reshape(n, c, -1), axis=2)
+        return picked.reshape(indices.shape)
+
+    def save(ctx, x, out, indices):
+        ctx._attrs = {"indices": indices, "input_shape": tuple(x.shape)}
+
+    def backward(ctx, g):
+        return pool_scatter(g, ctx._attrs["indices"], ctx._attrs["input_shape"]),
+
+
+def pool_scatter(g, indices, input_shape):
+    return apply_op(PoolScatter, (g,), {"indices": indices, "input_shape": tuple(input_shape)})
+
+
+def pool_gather(x, indices):
+    return apply_op(PoolGather, (x,), {"indices": indices})
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    from ..tensor import Tensor
+
+    squeeze = input.ndim == 3
+    if squeeze:
+        input = input.unsqueeze(0)
+    kernel_size = _pair(kernel_size)
+    stride = kernel_size if stride is None or stride == [] else _pair(stride)
+    padding, dilation = _pair(padding), _pair(dilation)
+    if any(p > k // 2 for p, k in zip(padding, kernel_size)):
+        raise RuntimeError(
+            f"pad should be at most half of effective kernel size, but got pad={padding[0]}, "
+            f"kernel_size={kernel_size[0]} and dilation={dilation[0]}")
+    indices_out = []
+    attrs = {"kernel_size": kernel_size, "stride": stride, "padding": padding, "dilation": dilation,
+             "ceil_mode": ceil_mode, "indices_out": indices_out}
+    out = apply_op(MaxPool2DWithIndices, (input,), attrs)
+    indices = Tensor._make(indices_out[0])
+    if squeeze:
+        return out.squeeze(0), indices.squeeze(0)
+    return out, indices
+
+
+# ---------------------------------------------------------------- normalization
+
+def _normalized_backward(g, x, weight, axes, eps, weight_view):
+    """Gradients of ``(x - mean) * rstd * w + b`` when mean and var are x's own statistics over
+    ``axes``; written with gradwalk ops, recomputing the statistics, so it differentiates again."""
+    mean = x.mean(axes, keepdim=True)
+    centered = x - mean
+    rstd = ((centered * centered).mean(axes, keepdim=True) + eps).rsqrt()
+    xhat = centered * rstd
+    dxhat = g if weight is None else g * weight.reshape(weight_view)
+    gx = rstd * (dxhat - dxhat.mean(axes, keepdim=True) - xhat * (dxhat * xhat).mean(axes, keepdim=True))
+    return gx, xhat
+
+
+class NativeLayerNorm(Op):
+    name = "NativeLayerNormBackward0"
+    saves_attrs = ("normalized_shape", "eps")
+
+    def forward(x, w=None, b=None, *, normalized_shape, eps):
+        axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        centered = x - mean
+        rstd = 1.0 / np.sqrt((centered * centered).mean(axis=axes, keepdims=True) + eps)
+        out = centered * rstd
+        if w is not None:
+            out *= w
+        if b is not None:
+            out += b
+        return out.astype(x.dtype, copy=False)
+
+    def save(ctx, x, w=None, b=None, *, out, normalized_shape, eps):
+        ctx.save(input=x, weight=w)
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        x, w = ctx.input, ctx.weight
+        axes = tuple(range(x.ndim - len(a["normalized_shape"]), x.ndim))
+        batch_axes = tuple(range(x.ndim - len(a["normalized_shape"])))
+        gx, xhat = _normalized_backward(g, x, w, axes, a["eps"], tuple(w.shape) if w is not None else None)
+        need = ctx.needs_input_grad
+        grads = [gx if need[0] else None]
+        if len(need) > 1:
+            grads.append((g * xhat).sum(batch_axes) if need[1] else None)
+        if len(need) > 2:
+            grads.append(g.sum(batch_axes) if need[2] else None)
+        return tuple(grads)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(normalized_shape):]) != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size{list(input.shape)}")
+    return apply_op(NativeLayerNorm, _norm_inputs(input, weight, bias),
+                    {"normalized_shape": normalized_shape, "eps": eps})
+
+
+def _norm_inputs(input, weight, bias):
+    """(input[, weight[, bias]]): a bias without a weight gets a constant weight of ones."""
+    from ..tensor import Tensor
+
+    if weight is None and bias is not None:
+        weight = Tensor._make(np.ones(bias.shape, dtype=bias._data.dtype))
+    return tuple(t for t in (input, weight, bias) if t is not None)
+
+
+class NativeBatchNorm(Op):
+    """Batch statistics in training (updating the running ones in place), running ones in eval."""
+
+    name = "NativeBatchNormBackward0"
+    saves_attrs = ("training", "eps")
+
+    def forward(x, w=None, b=None, *, running_mean, running_var, training, momentum, eps):
+        axes = (0,) + tuple(range(2, x.ndim))
+        view = (1, -1) + (1,) * (x.ndim - 2)
+        if training:
+            mean = x.mean(axis=axes)
+            var = x.var(axis=axes)
+            if running_mean is not None:
+                n = x.size // x.shape[1]
+                running_mean *= 1 - momentum
+                running_mean += momentum * mean
+                running_var *= 1 - momentum
+                running_var += momentum * var * (n / max(n - 1, 1))
+        else:
+            mean, var = running_mean, running_var
+        out = (x - mean.reshape(view)) * (1.0 / np.sqrt(var + eps)).reshape(view)
+        if w is not None:
+            out = out * w.reshape(view)
+        if b is not None:
+            out = out + b.reshape(view)
+        return out.astype(x.dtype, copy=False)
+
+    def save(ctx, x, w=None, b=None, *, out, running_mean, running_var, training, momentum, eps):
+        ctx.save(input=x, weight=w)
+        if not training:
+            ctx._attrs["running_mean"] = running_mean.copy()
+            ctx._attrs["running_var"] = running_var.copy()
+
+    def backward(ctx, g):
+        from ..tensor import Tensor
+
+        a = ctx._attrs
+        x, w = ctx.input, ctx.weight
+        axes = (0,) + tuple(range(2, x.ndim))
+        view = (1, -1) + (1,) * (x.ndim - 2)
+        if a["training"]:
+            gx, xhat = _normalized_backward(g, x, w, axes, a["eps"], view)
+        else:  # the running statistics are constants
+            rstd = Tensor._make((1.0 / np.sqrt(a["running_var"] + a["eps"])).astype(x.dtype.np).reshape(view))
+            xhat = (x - Tensor._make(a["running_mean"].astype(x.dtype.np).reshape(view))) * rstd
+            gx = g * rstd if w is None else g * (w.reshape(view) * rstd)
+        need = ctx.needs_input_grad
+        grads = [gx if need[0] else None]
+        if len(need) > 1:
+            grads.append((g * xhat).sum(axes) if need[1] else None)
+        if len(need) > 2:
+            grads.append(g.sum(axes) if need[2] else None)
+        return tuple(grads)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    if training:
+        per_channel = input.numel() // input.shape[1]
+        if per_channel <= 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {input.shape}")
+    elif running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    inputs = _norm_inputs(input, weight, bias)
+    attrs = {"running_mean": None if running_mean is None else running_mean._data,
+             "running_var": None if running_var is None else running_var._data,
+             "training": training, "momentum": 0.0 if momentum is None else momentum, "eps": eps}
+    out = apply_op(NativeBatchNorm, inputs, attrs)
+    if training and running_mean is not None:
+        running_mean._version_counter[0] += 1
+        running_var._version_counter[0] += 1
+    return out
+
+
+# ---------------------------------------------------------------- embedding
+
+class Embedding(Op):
+    name = "EmbeddingBackward0"
+    saves_attrs = ("padding_idx",)
+
+    def forward(w, indices, padding_idx):
+        return w[indices]
+
+    def save(ctx, w, out, indices, padding_idx):
+        ctx._attrs["indices"] = indices
+        ctx._attrs["num_weights"] = w.shape[0]
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        return embedding_dense_backward(g, a["indices"], a["num_weights"], a["padding_idx"]),
+
+    def jvp(w, out, dw, indices, padding_idx):
+        return embedding_rows(dw, indices, padding_idx)
+
+
+class EmbeddingDenseBackward(Op):
+    """Sum each row of ``g`` into the weight row its index picked (padding_idx gets nothing)."""
+
+    name = "EmbeddingDenseBackwardBackward0"
+
+    def forward(g, indices, num_weights, padding_idx):
+        dim = g.shape[-1]
+        flat = indices.ravel()
+        rows = g.reshape(-1, dim)
+        if padding_idx is not None:
+            keep = flat != padding_idx
+            flat, rows = flat[keep], rows[keep]
+        grad = np.zeros((num_weights, dim), dtype=g.dtype)
+        np.add.at(grad, flat, rows)
+        return grad
+
+    def save(ctx, g, out, indices, num_weights, padding_idx):
+        ctx._attrs = {"indices": indices, "padding_idx": padding_idx}
+
+    def backward(ctx, gg):
+        return embedding_rows(gg, ctx._attrs["indices"], ctx._attrs["padding_idx"]),
+
+
+def embedding_rows(weight, indices, padding_idx=None):
+    return apply_op(Embedding, (weight,), {"indices": indices, "padding_idx": padding_idx})
+
+
+def embedding_dense_backward(g, indices, num_weights, padding_idx):
+    return apply_op(EmbeddingDenseBackward, (g,), {"indices": indices, "num_weights": num_weights,
+                                                   "padding_idx": padding_idx})
