@@ -112,11 +112,15 @@ def run_backward(outputs, grads, keep_graph, create_graph, inputs=None, accumula
                      accumulate_grad=accumulate_grad, inputs=input_edges, observer=observer)
     captured = task.run()
     if accumulate_grad and inputs is not None:
-        # a non-leaf listed in inputs= gets its .grad populated, as PyTorch does
-        for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
-                t._grad = g if t._grad is None else t._grad + g
+        _accumulate_into_inputs(inputs, captured)
     return captured
+
+
+def _accumulate_into_inputs(inputs, captured):
+    """backward(inputs=[h]): a non-leaf listed in inputs= gets its .grad populated, as PyTorch does."""
+    for t, g in zip(inputs, captured):
+        if t.grad_fn is not None and g is not None:
+            t._grad = g if t._grad is None else t._grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -186,3 +190,4 @@ def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unus
 
 
 from . import graph  # noqa: E402,F401
+from .stepper import Stepper, stepper, watch_backward  # noqa: E402,F401
