@@ -425,17 +425,51 @@ def logsumexp(input, dim, keepdim=False):
     return apply_op(Logsumexp, (input,), {"dim": normalize_dims(dim, input.ndim), "keepdim": keepdim})
 
 
+class LinalgVectorNorm(Op):
+    """``x.norm(p, dim)``: one node, as in PyTorch; the gradient at a zero norm is 0, not nan."""
+
+    name = "LinalgVectorNormBackward0"
+    saves_attrs = ("ord", "dim", "keepdim")
+
+    def forward(x, ord, dim, keepdim):
+        with np.errstate(all="ignore"):
+            a = np.abs(x)
+            if ord == float("inf"):
+                r = a.max(axis=dim, keepdims=keepdim)
+            elif ord == 1:
+                r = a.sum(axis=dim, keepdims=keepdim)
+            else:
+                r = (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
+        return np.asarray(r, dtype=x.dtype)
+
+    def save(ctx, x, out, ord, dim, keepdim):
+        ctx.save(self=x)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        from . import functions as F
+
+        a = ctx._attrs
+        x, norm, p = ctx.self, ctx.result, a["ord"]
+        if not a["keepdim"]:
+            for d in a["dim"]:
+                g, norm = g.unsqueeze(d), norm.unsqueeze(d)
+        if p == 1:
+            return x.sign() * g,
+        if p == float("inf"):  # ties at the maximum share the gradient evenly
+            at_max = (x.abs() == norm)
+            count = at_max.sum(a["dim"], keepdim=True) if a["dim"] else at_max.sum()
+            return x.sign() * at_max * (g / count),
+        if p == 2:
+            return x * F.where(norm == 0, 0.0, g / norm),
+        return x * x.abs().pow(p - 2) * F.where(norm == 0, 0.0, g / norm.pow(p - 1)),
+
+
 @export()
 def norm(input, p=2, dim=None, keepdim=False):
-    if p == 2:
-        sq = (input * input)
-        s = sq.sum(dim, keepdim=keepdim) if dim is not None else sq.sum()
-        return s.sqrt()
-    if p == 1:
-        a = input.abs()
-        return a.sum(dim, keepdim=keepdim) if dim is not None else a.sum()
-    a = input.abs().pow(p)
-    return (a.sum(dim, keepdim=keepdim) if dim is not None else a.sum()).pow(1.0 / p)
+    p = 2 if p in (None, "fro") else p
+    dims = normalize_dims(dim, input.ndim)
+    return apply_op(LinalgVectorNorm, (input,), {"ord": p, "dim": dims, "keepdim": keepdim})
 
 
 _ = float32

@@ -334,6 +334,30 @@ class Split(Op):
         return cat(parts, a["dim"]),
 
 
+class SplitWithSizes(Split):
+    """``x.split([1, 3])``: the same formula under PyTorch's name for the sizes overload."""
+
+    name = "SplitWithSizesBackward0"
+
+
+class IndexSelect(Op):
+    name = "IndexSelectBackward0"
+    saves_attrs = ("dim", "self_sym_sizes")
+
+    def forward(x, dim, index, self_sym_sizes):
+        return np.take(x, index, axis=dim)
+
+    def save(ctx, x, out, dim, index, self_sym_sizes):
+        ctx._attrs["index"] = index
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        return index_put_zeros(g, a["self_sym_sizes"], (slice(None),) * a["dim"] + (a["index"],)),
+
+    def jvp(x, out, dx, dim, index, self_sym_sizes):
+        return index_select(dx, dim, _tensor.Tensor._make(index))
+
+
 class Unbind(Op):
     name = "UnbindBackward0"
     saves_attrs = ("dim",)
@@ -849,6 +873,12 @@ def split(input, split_size_or_sections, dim=0):
             bounds.append((start, start + s))
             start += s
         size = tuple(split_size_or_sections)
+        if start != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                f"dimension {d}), but got split_sizes={list(size)}")
+        return apply_op(SplitWithSizes, (input,), {"dim": d, "split_size": size,
+                                                   "self_sym_sizes": input.shape, "bounds": tuple(bounds)})
     return apply_op(Split, (input,), {"dim": d, "split_size": size, "self_sym_sizes": input.shape,
                                       "bounds": tuple(bounds)})
 
@@ -895,7 +925,8 @@ def masked_fill(input, mask, value):
 @export()
 def index_select(input, dim, index):
     d = normalize_dim(dim, input.ndim)
-    return _advanced_getitem(input, (slice(None),) * d + (index,))
+    return apply_op(IndexSelect, (input,), {"dim": d, "index": np.asarray(index._data).reshape(-1),
+                                            "self_sym_sizes": input.shape})
 
 
 def scatter_along(g, indices, dim, keepdim, shape):
