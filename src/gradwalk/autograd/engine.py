@@ -51,11 +51,15 @@ class StdPriorityQueue:
         c[hole] = value
 
     def push(self, entry):
-        self.c.append(entry)
-        self._sift_up(len(self.c) - 1, 0, entry)
+        c = self.c
+        c.append(entry)
+        if len(c) > 1:
+            self._sift_up(len(c) - 1, 0, entry)
 
     def pop(self):  # libstdc++ pop_heap + __adjust_heap
         c = self.c
+        if len(c) == 1:
+            return c.pop()
         top = c[0]
         if len(c) > 1:
             last = len(c) - 1
@@ -200,25 +204,24 @@ def validate_outputs(fn, outputs):
             f"{len(edges)}, got {len(outputs)})")
     Tensor = _tensor_class()
     for i, grad in enumerate(outputs):
+        if grad is None:
+            continue
         next_fn, input_nr = edges[i]
         if next_fn is None:
-            if grad is not None:
-                outputs[i] = None  # a gradient for an input that doesn't require grad is dropped
-            continue
-        if grad is None:
+            outputs[i] = None  # a gradient for an input that doesn't require grad is dropped
             continue
         if not isinstance(grad, Tensor):
             raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
         shape, dtype = next_fn._input_metadata[input_nr]
-        if grad._data.shape != shape:
-            if not _is_expandable_to(shape, grad._data.shape):
+        data = grad._data
+        if data.shape != shape:
+            if not _is_expandable_to(shape, data.shape):
                 raise RuntimeError(
                     f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(grad._data.shape)} but expected shape compatible with {list(shape)}")
-            grad = grad.sum_to_size(shape)
+                    f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+            grad = outputs[i] = grad.sum_to_size(shape)
         if grad._data.dtype is not dtype.np and grad._data.dtype != dtype.np:
-            grad = grad.to(dtype)
-        outputs[i] = grad
+            outputs[i] = grad.to(dtype)
     return outputs
 
 
@@ -355,13 +358,17 @@ class GraphTask:
         self._send(fn, outputs)
 
     def call_function(self, fn, inputs):
-        inputs = call_tensor_pre_hooks(fn, inputs)
+        if type(fn) is AccumulateGrad:
+            if fn.variable._backward_hooks:
+                inputs = call_tensor_pre_hooks(fn, inputs)
+        elif fn._tensor_pre_hooks or fn._retains_grad_hooks:
+            inputs = call_tensor_pre_hooks(fn, inputs)
         if self.captures is not None and fn in self.captures:
             self._capture(fn, inputs)
         if fn._pre_hooks:
             inputs = _call_pre_hooks(fn, inputs)
         try:
-            if isinstance(fn, AccumulateGrad):
+            if type(fn) is AccumulateGrad:
                 if not self.accumulate_grad:
                     return []
                 if inputs and inputs[0] is not None and id(inputs[0]) in self.user_grads:

@@ -31,7 +31,7 @@ class _Observers:
     any = False
     profiler = None  # callable(op_name, inputs, node) -> context manager
     anomaly = False
-    forward_ad = None  # callable(op, inputs, outputs, attrs, node) when a dual level is open
+    forward_ad = None  # callable(op, inputs, attrs, inplace, run) -> outputs, while a dual level is open
 
     @classmethod
     def refresh(cls):
@@ -181,10 +181,39 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
                 requires_grad = True
                 break
     if observers.any:
+        run = _apply
+        if observers.forward_ad is not None:  # tangents flow whether or not a node is recorded
+            run = _apply_with_tangents
         if observers.profiler is not None:
             with observers.profiler(op, inputs, requires_grad):
-                return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad)
+                return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
+        return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
+    if not requires_grad and inplace is None:
+        # the plain path (no graph, nobody watching): just the NumPy forward, wrapped
+        data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
+        if type(data) is not _ndarray:
+            if type(data) is tuple:
+                return tuple(_Tensor._make(_asarray(d)) for d in data)
+            data = _asarray(data)
+        if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
+            data = data.astype(out_dtype.np)
+        out = _Tensor.__new__(_Tensor)
+        out._data = data
+        out._requires_grad = False
+        out.grad_fn = None
+        out._grad = None
+        out._output_nr = 0
+        out._version_counter = [0]
+        if _grad_state.inference:
+            out.__dict__["_is_inference"] = True
+        return out
     return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad)
+
+
+def _apply_with_tangents(op, inputs, attrs, out_dtype, inplace, requires_grad):
+    """A dual level is open: forward AD runs the op and gives its outputs their tangents."""
+    return observers.forward_ad(
+        op, inputs, attrs, inplace, lambda: _apply(op, inputs, attrs, out_dtype, inplace, requires_grad))
 
 
 def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
@@ -271,8 +300,6 @@ def _observe(op, node, inputs, result, attrs):
     if observers.anomaly:
         node._anomaly = traceback.extract_stack()[:-4]
         node.metadata["traceback_"] = traceback.format_list(node._anomaly)
-    if observers.forward_ad is not None:
-        observers.forward_ad(op, inputs, result, attrs)
 
 
 def forward_only(op, inputs, attrs=_NO_ATTRS):
