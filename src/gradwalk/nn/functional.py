@@ -1,0 +1,148 @@
+"""``gradwalk.nn.functional``: PyTorch's ``torch.nn.functional``.
+
+The formulas live with the ops (``ops/activation.py`` for softmax, losses and linear,
+``ops/nn_ops.py`` for convolution, pooling, normalization, embedding and the activations with
+nodes of their own); this module only checks arguments the way PyTorch does and routes to them.
+"""
+import numpy as np
+
+from ..ops import nn_ops
+from ..ops.activation import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
+                              cross_entropy, l1_loss, linear, log_softmax, mse_loss, nll_loss, softmax)
+from ..ops.core import apply_op
+from ..ops.pointwise import relu, sigmoid, tanh  # noqa: F401
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return apply_op(nn_ops.LeakyRelu, (input,), {"negative_slope": negative_slope})
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh.")
+    return apply_op(nn_ops.Gelu, (input,), {"approximate": approximate})
+
+
+def silu(input, inplace=False):
+    return apply_op(nn_ops.Silu, (input,))
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return apply_op(nn_ops.Softplus, (input,), {"beta": beta, "threshold": threshold})
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return apply_op(nn_ops.Elu, (input,), {"alpha": alpha})
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    return apply_op(nn_ops.Hardtanh, (input,), {"min_val": min_val, "max_val": max_val})
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0)
+
+
+def logsigmoid(input):
+    return apply_op(nn_ops.LogSigmoid, (input,))
+
+
+log_sigmoid = logsigmoid
+erf = nn_ops.erf
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """``input * mask / (1 - p)`` (MulBackward0, as PyTorch on CPU); the input itself when
+    there is nothing to drop (``p=0`` or not training)."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    from ..ops.factories import default_generator
+    from ..tensor import Tensor
+
+    if p == 1:
+        noise = Tensor._make(np.zeros((), dtype=input._data.dtype))
+    else:
+        keep = default_generator._rng.random(input.shape) >= p
+        noise = Tensor._make((keep / (1 - p)).astype(input._data.dtype))
+    return input.mul_(noise) if inplace else input * noise
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return nn_ops.convolution(input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    out, indices = nn_ops.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, indices) if return_indices else out
+
+
+max_pool2d_with_indices = nn_ops.max_pool2d_with_indices
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    return nn_ops.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    return nn_ops.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    if input.dtype.np.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got torch.{input.dtype.legacy_name} instead (while checking arguments for embedding)")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    indices = input._data
+    bad = indices[(indices < 0) | (indices >= weight.shape[0])]
+    if bad.size:
+        raise IndexError("index out of range in self")
+    if max_norm is not None:  # rescale the looked-up rows in place, as PyTorch's embedding_renorm_
+        rows = np.unique(indices)
+        norms = np.linalg.norm(weight._data[rows], ord=norm_type, axis=1)
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight._data[rows] *= scale[:, None].astype(weight._data.dtype)
+    return nn_ops.embedding_rows(weight, indices, padding_idx)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+
+
+def one_hot(tensor, num_classes=-1):
+    from ..tensor import Tensor
+
+    n = int(tensor._data.max()) + 1 if num_classes < 0 else num_classes
+    return Tensor._make(np.eye(n, dtype=np.int64)[tensor._data])
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Constant padding, built from ``cat`` so it differentiates."""
+    from ..ops import functions as F
+
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        parts = []
+        if before:
+            shape = list(out.shape)
+            shape[dim] = before
+            parts.append(F.full(shape, value or 0.0, dtype=input.dtype))
+        parts.append(out)
+        if after:
+            shape = list(out.shape)
+            shape[dim] = after
+            parts.append(F.full(shape, value or 0.0, dtype=input.dtype))
+        out = F.cat(parts, dim) if len(parts) > 1 else out
+    return out

@@ -1,0 +1,11 @@
+"""The module classes of ``gradwalk.nn``, one small file per family."""
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, SiLU,  # noqa: F401
+                         Sigmoid, Softmax, Softplus, Tanh)
+from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .conv import Conv2d, MaxPool2d  # noqa: F401
+from .dropout import Dropout  # noqa: F401
+from .linear import Flatten, Identity, Linear, Unflatten  # noqa: F401
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401
+from .module import Module  # noqa: F401
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm  # noqa: F401
+from .sparse import Embedding  # noqa: F401

@@ -1,0 +1,170 @@
+"""``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+from collections import OrderedDict
+
+from .module import Module, _addindent
+
+
+class Sequential(Module):
+    """Runs its modules one after another: ``Sequential(Linear(2, 4), Tanh(), Linear(4, 1))``."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, module in args[0].items():
+                self.add_module(name, module)
+        else:
+            for i, module in enumerate(args):
+                self.add_module(str(i), module)
+
+    def forward(self, input):
+        for module in self._modules.values():
+            input = module(input)
+        return input
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(list(self._modules.items())[idx]))
+        return list(self._modules.values())[_index(idx, len(self))]
+
+    def __setitem__(self, idx, module):
+        key = list(self._modules)[_index(idx, len(self))]
+        self.add_module(key, module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
+            del self._modules[key]
+        renamed = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+        self._modules.clear()
+        self._modules.update(renamed)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+
+def _index(idx, size):
+    idx = int(idx)
+    if not -size <= idx < size:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % size
+
+
+class ModuleList(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ModuleList(list(self._modules.values())[idx])
+        return self._modules[str(_index(idx, len(self)))]
+
+    def __setitem__(self, idx, module):
+        self.add_module(str(_index(idx, len(self))), module)
+
+    def __delitem__(self, idx):
+        keys = list(self._modules)
+        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
+            del self._modules[key]
+        renamed = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
+        self._modules.clear()
+        self._modules.update(renamed)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def append(self, module):
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for m in modules:
+            self.append(m)
+        return self
+
+    def insert(self, index, module):
+        items = list(self._modules.values())
+        items.insert(index, module)
+        self._modules.clear()
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def __repr__(self):
+        # runs of identical children print once, as PyTorch does: "(0-2): 3 x Linear(...)"
+        reprs = [repr(m) for m in self._modules.values()]
+        if not reprs:
+            return "ModuleList()"
+        lines, start = [], 0
+        for end in range(1, len(reprs) + 1):
+            if end == len(reprs) or reprs[end] != reprs[start]:
+                body = _addindent(reprs[start], 2)
+                if end - start == 1:
+                    lines.append(f"({start}): {body}")
+                else:
+                    lines.append(f"({start}-{end - 1}): {end - start} x {body}")
+                start = end
+        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class ModuleDict(Module):
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def keys(self):
+        return self._modules.keys()
+
+    def values(self):
+        return self._modules.values()
+
+    def items(self):
+        return self._modules.items()
+
+    def pop(self, key):
+        return self._modules.pop(key)
+
+    def clear(self):
+        self._modules.clear()
+
+    def update(self, modules):
+        items = modules.items() if hasattr(modules, "items") else modules
+        for key, module in items:
+            self[key] = module
