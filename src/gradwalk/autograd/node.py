@@ -84,7 +84,7 @@ class SavedTensor:
     """
 
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_node", "_freed",
-                 "_output_nr", "_packed", "_unpack_hook")
+                 "_output_nr", "_packed", "_unpack_hook", "_fw_grads")
 
     def __init__(self, tensor, node=None, is_output=False):
         self._freed = False
@@ -103,6 +103,7 @@ class SavedTensor:
             self._data = tensor._data
             self._output_nr = tensor._output_nr
             self._node = node
+            self._fw_grads = None  # forward AD hands the output's tangents over later
         else:
             self._tensor = tensor
 
@@ -137,6 +138,8 @@ class SavedTensor:
         out = Tensor._make(self._data, grad_fn=node, output_nr=self._output_nr,
                            requires_grad=node is not None)
         out._version_counter = self._version_counter
+        if self._fw_grads:
+            out.__dict__["_fw_grads"] = self._fw_grads
         return out
 
 

@@ -125,6 +125,11 @@ class NllLoss(Op):
             g = g.reshape(-1, 1) if x.ndim > 1 else g.reshape(1)
         return coeff_t * g,
 
+    def jvp(x, out, dx, target, weight, reduction, ignore_index):
+        # the loss is linear in x: its tangent is the same loss of the tangent
+        return apply_op(NllLoss, (dx,), {"target": target, "weight": weight, "reduction": reduction,
+                                         "ignore_index": ignore_index})
+
 
 class BinaryCrossEntropy(Op):
     name = "BinaryCrossEntropyBackward0"
@@ -155,6 +160,11 @@ class BinaryCrossEntropy(Op):
         if ctx._attrs["reduction"] == 1:
             gx = gx / x.numel()
         return gx, None
+
+    def jvp(x, t, out, dx, dt, weight, reduction):
+        slope_x = (x - t) / ((1 - x) * x).clamp_min(1e-12)
+        slope_t = (-x).log1p().clamp_min(-100) - x.log().clamp_min(-100)
+        return _weighted_reduction(dx * slope_x + dt * slope_t, weight, reduction)
 
 
 class BCEWithLogits(Op):
@@ -200,6 +210,24 @@ class BCEWithLogits(Op):
             if ctx._attrs["reduction"] == 1:
                 gt = gt / x.numel()
         return gx, gt
+
+    def jvp(x, t, out, dx, dt, weight, pos_weight, reduction):
+        Tensor = _tensor.Tensor
+        s = x.sigmoid()
+        if pos_weight is None:
+            slope_x, slope_t = s - t, -x
+        else:
+            pw = Tensor._make(pos_weight)
+            softplus_neg_x = (-x.abs()).exp().log1p() + (-x).clamp_min(0)
+            slope_x = (pw * t + 1 - t) * s - pw * t
+            slope_t = -x + (pw - 1) * softplus_neg_x
+        return _weighted_reduction(dx * slope_x + dt * slope_t, weight, reduction)
+
+
+def _weighted_reduction(loss, weight, reduction):
+    if weight is not None:
+        loss = loss * _tensor.Tensor._make(weight)
+    return loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss
 
 
 # ---------------------------------------------------------------- the functions users call

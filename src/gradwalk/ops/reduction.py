@@ -163,6 +163,11 @@ class _ExtremeDim(Op):
         a = ctx._attrs
         return scatter_along(g, ctx.indices, a["dim"], a["keepdim"], a["self_sym_sizes"]),
 
+    def jvp(x, out, dx, dim, keepdim, self_sym_sizes):
+        index = out[1] if keepdim else out[1].unsqueeze(dim)
+        picked = dx.gather(dim, index)
+        return (picked if keepdim else picked.squeeze(dim)), None  # indices have no tangent
+
 
 class MaxDim(_ExtremeDim):
     name = "MaxBackward0"
@@ -463,6 +468,25 @@ class LinalgVectorNorm(Op):
         if p == 2:
             return x * F.where(norm == 0, 0.0, g / norm),
         return x * x.abs().pow(p - 2) * F.where(norm == 0, 0.0, g / norm.pow(p - 1)),
+
+    def jvp(x, out, dx, ord, dim, keepdim):
+        from . import functions as F
+
+        norm = out
+        if not keepdim:
+            for d in dim:
+                norm = norm.unsqueeze(d)
+        if ord == 1:
+            slope = x.sign()
+        elif ord == float("inf"):
+            at_max = (x.abs() == norm)
+            count = at_max.sum(dim, keepdim=True) if dim else at_max.sum()
+            slope = x.sign() * at_max / count
+        elif ord == 2:
+            slope = x * F.where(norm == 0, 0.0, 1.0 / norm)
+        else:
+            slope = x * x.abs().pow(ord - 2) * F.where(norm == 0, 0.0, 1.0 / norm.pow(ord - 1))
+        return (slope * dx).sum(dim, keepdim=keepdim) if dim else (slope * dx).sum()
 
 
 @export()

@@ -258,6 +258,9 @@ class IndexPutZeros(Op):
         a = ctx._attrs
         return apply_op(Index, (gg,), {"indices": a["indices"], "self_sym_sizes": gg.shape}),
 
+    def jvp(g, out, dg, shape, indices):
+        return apply_op(IndexPutZeros, (dg,), {"shape": shape, "indices": indices})
+
     def save(ctx, g, out, shape, indices):
         ctx._attrs = {"indices": indices}
 
@@ -333,6 +336,9 @@ class Split(Op):
             parts.append(g)
         return cat(parts, a["dim"]),
 
+    def jvp(x, out, dx, dim, split_size, self_sym_sizes, bounds):
+        return tuple(_slice(dx, dim, lo, hi, 1) for lo, hi in bounds)
+
 
 class SplitWithSizes(Split):
     """``x.split([1, 3])``: the same formula under PyTorch's name for the sizes overload."""
@@ -372,6 +378,9 @@ class Unbind(Op):
         parts = [g if g is not None else F.zeros(m[0], dtype=m[1])
                  for g, m in zip(grads, ctx._input_metadata)]
         return stack(parts, d),
+
+    def jvp(x, out, dx, dim):
+        return tuple(dx.select(dim, i) for i in range(dx.shape[dim]))
 
 
 class Flip(Op):
@@ -448,6 +457,9 @@ class ScatterAdd(Op):
     def backward(ctx, gg):
         return apply_op(Gather, (gg,), {"dim": ctx._attrs["dim"], "index": ctx._attrs["index"]}),
 
+    def jvp(g, out, dg, dim, index, shape):
+        return apply_op(ScatterAdd, (dg,), {"dim": dim, "index": index, "shape": shape})
+
 
 class MaskedFill(Op):
     name = "MaskedFillBackward0"
@@ -491,6 +503,9 @@ class CopySlices(Op):
             gv = apply_op(Index, (g,), {"indices": a["index"], "self_sym_sizes": g.shape})
         return gx, gv
 
+    def jvp(x, v, out, dx, dv, index):
+        return apply_op(CopySlices, (dx, dv), {"index": index})
+
 
 def v_shape(v):
     return tuple(v.shape)
@@ -512,6 +527,9 @@ class _ZeroAt(Op):
 
     def backward(ctx, gg):
         return apply_op(_ZeroAt, (gg,), {"index": ctx._attrs["index"]}),
+
+    def jvp(g, out, dg, index):
+        return apply_op(_ZeroAt, (dg,), {"index": index})
 
 
 # ---------------------------------------------------------------- the functions users call
