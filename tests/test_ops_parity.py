@@ -240,7 +240,8 @@ def backward_with_seed(library, ns):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_value_node_and_gradient_match_pytorch(case, dtype):
     _, expression, grad_leaves = case
-    ours, theirs = build("gradwalk", dtype, expression, grad_leaves), build("torch", dtype, expression, grad_leaves)
+    ours = build("gradwalk", dtype, expression, grad_leaves)
+    theirs = build("torch", dtype, expression, grad_leaves)
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
 
     assert_same(ours["out"], theirs["out"], **tol)

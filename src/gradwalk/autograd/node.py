@@ -13,6 +13,8 @@ the moment the last tensor pointing into it goes away.
 import itertools
 import threading
 
+import numpy as np
+
 from ..grad_mode import _state as _grad_state
 
 UINT64_MAX = 2**64 - 1
@@ -295,9 +297,14 @@ def accumulate_into_grad(variable, new_grad, steal=True):
         else:
             variable._grad = grad + new_grad
     elif grad is None:
-        variable._grad = new_grad.detach() if steal else Tensor._make(new_grad._data.copy())
-        if variable._grad._data.dtype != variable._data.dtype:
-            variable._grad = variable._grad.to(variable.dtype)
+        data, param = new_grad._data, variable._data
+        if steal and data.flags.writeable and data.strides == param.strides and data.dtype == param.dtype:
+            variable._grad = new_grad.detach()
+        else:  # clone obeying the layout contract (the parameter's strides and dtype); a
+            # broadcast (read-only, stride 0) gradient is never stolen
+            copy = np.empty_like(param)
+            copy[...] = data
+            variable._grad = Tensor._make(copy)
     elif grad.grad_fn is None and not grad.requires_grad:
         grad._data += new_grad._data  # in place: x.grad keeps its identity
         grad._version_counter[0] += 1
