@@ -70,10 +70,22 @@ class Tensor:
         return t
 
     # ------------------------------------------------------------------ basic properties
+    def _array(self):
+        """The data as an ndarray that can be shared and written in place.
+
+        A 0-dim result of an op is held as a NumPy scalar (ufuncs on scalars are several times
+        faster than on 0-dim arrays); anything that shares or mutates the storage asks for the
+        array first, so views, ``detach()`` and in-place ops see one buffer, as in PyTorch.
+        """
+        data = self._data
+        if type(data) is not np.ndarray:
+            data = self._data = np.array(data)
+        return data
+
     @property
     def data(self):
         """The same values, detached, with a version counter of its own (as PyTorch's ``.data``)."""
-        return Tensor._make(self._data)
+        return Tensor._make(self._array())
 
     @data.setter
     def data(self, value):
@@ -131,10 +143,10 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._data
+        return self._array()
 
     def __array__(self, dtype=None, copy=None):
-        return self._data if dtype is None else self._data.astype(dtype)
+        return self._array() if dtype is None else self._array().astype(dtype)
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -191,10 +203,11 @@ class Tensor:
         return s if dim is None else s[dim]
 
     def data_ptr(self):
-        return self._data.__array_interface__["data"][0]
+        return self._array().__array_interface__["data"][0]
 
     def untyped_storage(self):
-        return self._data.base if self._data.base is not None else self._data
+        data = self._array()
+        return data.base if data.base is not None else data
 
     def cpu(self):
         return self
@@ -286,7 +299,7 @@ class Tensor:
         return node
 
     def detach(self):
-        t = Tensor._make(self._data)
+        t = Tensor._make(self._array())
         t._version_counter = self._version_counter  # shared, as in PyTorch
         return t
 

@@ -18,10 +18,11 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import _BY_NUMPY, bool_, float32, from_numpy_dtype
-from ..autograd.node import Node, SavedTensor, _next_sequence_nr
+from ..autograd.node import Node, SavedTensor, _next_sequence_nr, _sequence
 from ..grad_mode import _state as _grad_state
 
 _NO_ATTRS = {}
+_NO_EDGE = (None, 0)
 
 
 class _Observers:
@@ -123,6 +124,7 @@ class Op:
     """
 
     name = None
+    is_view = False  # output shares the input's buffer (view, select, transpose, ...)
     saves_attrs = ()  # non-tensor arguments exposed as ``_saved_<name>`` on the node
     Node = None
 
@@ -160,6 +162,9 @@ def _as_arrays(inputs):
 _Tensor = None  # gradwalk.tensor.Tensor, bound on first use (the modules import each other)
 _ndarray = np.ndarray
 _asarray = np.asarray
+# NumPy returns 0-dim results as scalars; we keep them so (see Tensor._array)
+_SCALAR_TYPES = frozenset({np.float32, np.float64, np.float16, np.int64, np.int32, np.int16,
+                           np.int8, np.uint8, np.bool_})
 
 
 def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
@@ -188,10 +193,10 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
             with observers.profiler(op, inputs, requires_grad):
                 return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
         return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
-    if not requires_grad and inplace is None:
+    if not requires_grad and inplace is None and not op.is_view:
         # the plain path (no graph, nobody watching): just the NumPy forward, wrapped
         data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
-        if type(data) is not _ndarray:
+        if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
             if type(data) is tuple:
                 return tuple(_Tensor._make(_asarray(d)) for d in data)
             data = _asarray(data)
@@ -218,6 +223,10 @@ def _apply_with_tangents(op, inputs, attrs, out_dtype, inplace, requires_grad):
 
 def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     Tensor = _Tensor
+    if op.is_view:  # a view shares its input's buffer, so that buffer must be a real array
+        for t in inputs:
+            if type(t._data) is not _ndarray:
+                t._array()
     if inplace is not None and requires_grad:
         _check_inplace(inplace)
         # Formulas that need the old value of the overwritten tensor get a snapshot of it.
@@ -225,8 +234,8 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
     if type(data) is tuple:
         return _apply_multi(op, inputs, attrs, data, requires_grad)
-    if type(data) is not _ndarray:
-        data = _asarray(data)  # NumPy turns 0-dim results into scalars
+    if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
+        data = _asarray(data)
     if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
         data = data.astype(out_dtype.np)
     if not requires_grad or op.Node is None or data.dtype.kind != "f":
@@ -245,11 +254,26 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         return out
 
     node = op.Node.__new__(op.Node)
-    node.next_functions = tuple([_edge(t) for t in inputs])
-    node._sequence_nr_value = _next_sequence_nr()
+    edges = []
+    needs = []
+    for t in inputs:  # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none
+        fn = t.grad_fn
+        if fn is not None:
+            edges.append((fn, t._output_nr))
+            needs.append(True)
+        elif t._requires_grad:
+            edges.append((t._grad_accumulator(), 0))
+            needs.append(True)
+        else:
+            edges.append(_NO_EDGE)
+            needs.append(False)
+    node.next_functions = tuple(edges)
+    node.needs_input_grad = tuple(needs)
+    seq = _sequence.value
+    _sequence.value = seq + 1
+    node._sequence_nr_value = seq
     node._saved = None
     node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
-    node.needs_input_grad = tuple([t._requires_grad for t in inputs])
     if inplace is not None:
         result = _write_inplace(inplace, data, node)
     else:
@@ -326,6 +350,7 @@ def _snapshot(t):
 
 
 def _write_inplace(t, data, node):
+    t._array()
     if t._is_inference and not _grad_state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "

@@ -137,7 +137,7 @@ def masked_fill_(self, mask, value):
 def uniform_(self, a=0.0, b=1.0, generator=None):
     from .factories import _rng
 
-    self._data[...] = _rng(generator).uniform(a, b, self.shape)
+    self._array()[...] = _rng(generator).uniform(a, b, self.shape)
     self._version_counter[0] += 1
     return self
 
@@ -146,6 +146,6 @@ def uniform_(self, a=0.0, b=1.0, generator=None):
 def normal_(self, mean=0.0, std=1.0, generator=None):
     from .factories import _rng
 
-    self._data[...] = _rng(generator).normal(mean, std, self.shape)
+    self._array()[...] = _rng(generator).normal(mean, std, self.shape)
     self._version_counter[0] += 1
     return self

@@ -42,6 +42,7 @@ def _infer_shape(shape, numel, orig):
 
 class View(Op):
     name = "ViewBackward0"
+    is_view = True
     saves_attrs = ("self_sym_sizes",)
 
     def forward(x, shape, self_sym_sizes):
@@ -100,6 +101,7 @@ class ToCopy(Op):
 
 class Unsqueeze(Op):
     name = "UnsqueezeBackward0"
+    is_view = True
     saves_attrs = ("dim",)
 
     def forward(x, dim):
@@ -114,6 +116,7 @@ class Unsqueeze(Op):
 
 class Squeeze(Op):
     name = "SqueezeBackward0"
+    is_view = True
     saves_attrs = ("self_sym_sizes",)
 
     def forward(x, self_sym_sizes, dim=None):
@@ -141,6 +144,7 @@ class SqueezeMatmul(Squeeze):
 
 class Expand(Op):
     name = "ExpandBackward0"
+    is_view = True
     saves_attrs = ("self_sym_sizes",)
 
     def forward(x, size, self_sym_sizes):
@@ -155,6 +159,7 @@ class Expand(Op):
 
 class Transpose(Op):
     name = "TransposeBackward0"
+    is_view = True
     saves_attrs = ("dim0", "dim1")
 
     def forward(x, dim0, dim1):
@@ -169,6 +174,7 @@ class Transpose(Op):
 
 class T(Op):
     name = "TBackward0"
+    is_view = True
 
     def forward(x):
         return x.T
@@ -182,6 +188,7 @@ class T(Op):
 
 class Permute(Op):
     name = "PermuteBackward0"
+    is_view = True
     saves_attrs = ("dims",)
 
     def forward(x, dims):
@@ -196,6 +203,7 @@ class Permute(Op):
 
 class Select(Op):
     name = "SelectBackward0"
+    is_view = True
     saves_attrs = ("dim", "index", "self_sym_sizes")
 
     def forward(x, dim, index, self_sym_sizes):
@@ -211,6 +219,7 @@ class Select(Op):
 
 class Slice(Op):
     name = "SliceBackward0"
+    is_view = True
     saves_attrs = ("dim", "start", "end", "step", "self_sym_sizes")
 
     def forward(x, dim, start, end, step, self_sym_sizes):
@@ -315,6 +324,7 @@ class Stack(Op):
 
 class Split(Op):
     name = "SplitBackward0"
+    is_view = True
     saves_attrs = ("dim", "split_size", "self_sym_sizes")
 
     def forward(x, dim, split_size, self_sym_sizes, bounds):
@@ -366,6 +376,7 @@ class IndexSelect(Op):
 
 class Unbind(Op):
     name = "UnbindBackward0"
+    is_view = True
     saves_attrs = ("dim",)
 
     def forward(x, dim):
@@ -783,6 +794,7 @@ def getitem(input, index):
 
 class Alias(Op):
     name = "AliasBackward0"
+    is_view = True
 
     def forward(x):
         return x.view()
@@ -828,7 +840,7 @@ def setitem(input, index, value):
         np_index = np_index[0]
     value = as_tensor_arg(value)
     if not _state.grad_enabled or not (input.requires_grad or value.requires_grad):
-        input._data[np_index] = value._py if value._is_wrapped_number else value._data
+        input._array()[np_index] = value._py if value._is_wrapped_number else value._data
         input._version_counter[0] += 1
         return
     _check_inplace(input)
