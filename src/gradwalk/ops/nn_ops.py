@@ -18,7 +18,6 @@ try:  # scipy ships with scikit-learn; without it, erf falls back to the math mo
 except ImportError:  # pragma: no cover
     _erf = np.vectorize(math.erf, otypes=[np.float64])
 
-_errstate = np.errstate(all="ignore")
 _SQRT1_2 = 1 / math.sqrt(2)
 _SQRT_2_PI = math.sqrt(2 / math.pi)
 
@@ -36,14 +35,37 @@ class LeakyRelu(Op):
         ctx.save(self=x)
 
     def backward(ctx, g):
-        from . import functions as F
-
-        return F.where(ctx.self > 0, g, g * ctx._attrs["negative_slope"]),
+        return leaky_relu_backward(g, ctx.self, ctx._attrs["negative_slope"]),
 
     def jvp(x, out, dx, negative_slope):
-        from . import functions as F
+        return leaky_relu_backward(dx, x, negative_slope)
 
-        return F.where(x > 0, dx, dx * negative_slope)
+
+class LeakyReluBackward(Op):
+    """``g`` where ``x > 0``, ``g * slope`` elsewhere; an op of its own (as PyTorch) so a second
+    derivative sees ``x`` as an input (whose gradient is zero)."""
+
+    name = "LeakyReluBackwardBackward0"
+    saves_attrs = ("negative_slope",)
+
+    def forward(g, x, negative_slope):
+        return np.where(x > 0, g, g * negative_slope).astype(g.dtype, copy=False)
+
+    def save(ctx, g, x, out, negative_slope):
+        ctx.save(self=x)
+
+    def backward(ctx, gg):
+        x = ctx.self
+        need = ctx.needs_input_grad
+        return (leaky_relu_backward(gg, x, ctx._attrs["negative_slope"]) if need[0] else None,
+                x * 0.0 if need[1] else None)
+
+    def jvp(g, x, out, dg, dx, negative_slope):
+        return leaky_relu_backward(dg, x, negative_slope)
+
+
+def leaky_relu_backward(g, x, negative_slope):
+    return apply_op(LeakyReluBackward, (g, x), {"negative_slope": negative_slope})
 
 
 class Gelu(Op):
@@ -104,7 +126,7 @@ class Silu(Op):
     name = "SiluBackward0"
 
     def forward(x):
-        with _errstate:
+        with np.errstate(all="ignore"):
             return (x / (1 + np.exp(-x))).astype(x.dtype, copy=False)
 
     def save(ctx, x, out):
@@ -128,7 +150,7 @@ class Softplus(Op):
 
     def forward(x, beta, threshold):
         bx = x * beta
-        with _errstate:
+        with np.errstate(all="ignore"):
             soft = np.log1p(np.exp(bx)) / beta
         return np.where(bx > threshold, x, soft).astype(x.dtype, copy=False)
 
@@ -154,7 +176,7 @@ class Elu(Op):
     saves_attrs = ("alpha",)
 
     def forward(x, alpha):
-        with _errstate:
+        with np.errstate(all="ignore"):
             return np.where(x > 0, x, alpha * np.expm1(x)).astype(x.dtype, copy=False)
 
     def save(ctx, x, out, alpha):
@@ -196,7 +218,7 @@ class LogSigmoid(Op):
     name = "LogSigmoidBackward0"
 
     def forward(x):
-        with _errstate:
+        with np.errstate(all="ignore"):
             return (np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))).astype(x.dtype, copy=False)
 
     def save(ctx, x, out):
