@@ -1,0 +1,172 @@
+"""The OpenAPI 3 description of the lab's API (docs/lab-api.md in machine-readable form)."""
+import gradwalk
+
+NUMBER = {"oneOf": [{"type": "number"}, {"type": "string", "enum": ["inf", "-inf", "nan"]}]}
+NULLABLE_INT = {"type": ["integer", "null"]}
+
+SCHEMAS = {
+    "Tensor": {
+        "type": "object", "required": ["shape", "dtype", "data"],
+        "properties": {
+            "shape": {"type": "array", "items": {"type": "integer", "minimum": 0}},
+            "dtype": {"type": "string"},
+            "data": {"description": "a number (shape []) or nested lists of numbers; non-finite "
+                                    "values are the strings inf, -inf, nan"},
+        },
+    },
+    "Error": {
+        "type": "object", "required": ["type", "message", "line", "col"],
+        "properties": {
+            "type": {"type": "string", "examples": ["RuntimeError", "SnippetError", "LimitError"]},
+            "message": {"type": "string"},
+            "line": NULLABLE_INT,
+            "col": NULLABLE_INT,
+        },
+    },
+    "GraphNode": {
+        "type": "object", "required": ["id", "name", "seq", "kind", "variable", "saved",
+                                       "dependencies", "forward"],
+        "properties": {
+            "id": {"type": "string"}, "name": {"type": "string"}, "seq": NULLABLE_INT,
+            "kind": {"type": "string", "enum": ["function", "accumulate", "root"]},
+            "variable": {"type": ["string", "null"]},
+            "saved": {"type": "array", "items": {
+                "type": "object", "required": ["name", "value", "freed"],
+                "properties": {"name": {"type": "string"},
+                               "value": {"oneOf": [{"$ref": "#/components/schemas/Tensor"},
+                                                   {"type": "null"}]},
+                               "freed": {"type": "boolean"}}}},
+            "dependencies": {"type": "integer"},
+            "forward": {"oneOf": [{"type": "null"}, {
+                "type": "object", "required": ["name", "value"],
+                "properties": {"name": {"type": "string"},
+                               "value": {"$ref": "#/components/schemas/Tensor"}}}]},
+        },
+    },
+    "Graph": {
+        "type": "object", "required": ["root", "seed", "nodes", "edges"],
+        "properties": {
+            "root": {"type": "string"},
+            "seed": {"oneOf": [{"$ref": "#/components/schemas/Tensor"}, {"type": "null"}]},
+            "nodes": {"type": "array", "items": {"$ref": "#/components/schemas/GraphNode"}},
+            "edges": {"type": "array", "items": {
+                "type": "object", "required": ["from", "to", "output", "input_nr"],
+                "properties": {"from": {"type": "string"}, "to": {"type": "string"},
+                               "output": {"type": "integer"}, "input_nr": {"type": "integer"}}}},
+        },
+    },
+    "Step": {
+        "type": "object",
+        "required": ["index", "node", "name", "seq", "grad_in", "grads_out", "dependencies",
+                     "buffers", "ready", "released", "leaf_grads", "text"],
+        "properties": {
+            "index": {"type": "integer"}, "node": {"type": "string"}, "name": {"type": "string"},
+            "seq": NULLABLE_INT,
+            "grad_in": {"type": "array"}, "grads_out": {"type": "array"},
+            "dependencies": {"type": "array"}, "buffers": {"type": "array"},
+            "ready": {"type": "array"}, "released": {"type": "array", "items": {"type": "string"}},
+            "leaf_grads": {"type": "array"}, "text": {"type": "string"},
+        },
+    },
+    "Pass": {
+        "type": "object", "required": ["call", "line", "graph", "steps", "grads", "error"],
+        "properties": {
+            "call": {"type": "string"}, "line": NULLABLE_INT,
+            "graph": {"$ref": "#/components/schemas/Graph"},
+            "steps": {"type": "array", "items": {"$ref": "#/components/schemas/Step"}},
+            "grads": {"type": "object"},
+            "error": {"oneOf": [{"$ref": "#/components/schemas/Error"}, {"type": "null"}]},
+        },
+    },
+    "RunRequest": {
+        "type": "object", "required": ["source"], "additionalProperties": False,
+        "properties": {
+            "source": {"type": "string", "description": "the snippet (Python syntax)"},
+            "mode": {"type": "string", "enum": ["pytorch", "topo"], "default": "pytorch"},
+        },
+    },
+    "RunResponse": {
+        "type": "object",
+        "required": ["ok", "mode", "leaves", "values", "passes", "prints", "error"],
+        "properties": {
+            "ok": {"type": "boolean"},
+            "mode": {"type": ["string", "null"], "enum": ["pytorch", "topo", None]},
+            "leaves": {"type": "array", "items": {
+                "type": "object", "required": ["name", "value", "grad", "node"],
+                "properties": {"name": {"type": "string"},
+                               "value": {"$ref": "#/components/schemas/Tensor"},
+                               "grad": {"oneOf": [{"$ref": "#/components/schemas/Tensor"},
+                                                  {"type": "null"}]},
+                               "node": {"type": ["string", "null"]}}}},
+            "values": {"type": "array", "items": {
+                "type": "object", "required": ["name", "line", "value", "grad_fn", "seq"],
+                "properties": {"name": {"type": "string"}, "line": NULLABLE_INT,
+                               "value": {"$ref": "#/components/schemas/Tensor"},
+                               "grad_fn": {"type": ["string", "null"]}, "seq": NULLABLE_INT}}},
+            "passes": {"type": "array", "items": {"$ref": "#/components/schemas/Pass"}},
+            "prints": {"type": "array", "items": {"type": "string"}},
+            "error": {"oneOf": [{"$ref": "#/components/schemas/Error"}, {"type": "null"}]},
+            "detail": {"type": "string", "description": "only on refusals: the error in words"},
+        },
+    },
+    "Refusal": {
+        "type": "object", "required": ["detail", "error"],
+        "properties": {"detail": {"type": "string"},
+                       "error": {"$ref": "#/components/schemas/Error"}},
+    },
+    "Preset": {
+        "type": "object", "required": ["id", "title", "source"],
+        "properties": {"id": {"type": "string"}, "title": {"type": "string"},
+                       "source": {"type": "string"}},
+    },
+}
+
+
+def _json(schema_name, description):
+    return {"description": description,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema_name}"}}}}
+
+
+def openapi_description(limits):
+    refused = "The snippet was refused; `error` says why, with line and column."
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "gradwalk lab", "version": gradwalk.__version__,
+                 "description": "Run a PyTorch snippet on gradwalk and get every step of its "
+                                "backward passes. See docs/lab-api.md."},
+        "paths": {
+            "/api/run": {"post": {
+                "operationId": "run",
+                "summary": "Run a snippet and record its backward passes step by step",
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/RunRequest"}}}},
+                "responses": {
+                    "200": _json("RunResponse", "The snippet ran; `ok` is false if it raised "
+                                                "(the error is in `error` or in a pass)."),
+                    "400": _json("Refusal", "Bad JSON, or a syntax error or construct the lab "
+                                            "does not allow. " + refused),
+                    "413": _json("Refusal", f"The body is larger than {limits.body_bytes:,} "
+                                            f"bytes."),
+                    "415": _json("Refusal", "The body is not sent as application/json."),
+                    "422": _json("Refusal", "The snippet went over a limit (size, elements, "
+                                            "graph, exponent, time, memory). " + refused),
+                    "503": _json("Refusal", "Too many snippets running at once."),
+                },
+            }},
+            "/api/presets": {"get": {
+                "operationId": "presets", "summary": "The example snippets",
+                "responses": {"200": {"description": "The presets", "content": {
+                    "application/json": {"schema": {
+                        "type": "array", "items": {"$ref": "#/components/schemas/Preset"}}}}}},
+            }},
+            "/api/health": {"get": {
+                "operationId": "health", "summary": "Is the server up",
+                "responses": {"200": {"description": "It is", "content": {"application/json": {
+                    "schema": {"type": "object", "required": ["status", "version"],
+                               "properties": {"status": {"const": "ok"},
+                                              "version": {"type": "string"},
+                                              "workers": {"type": "integer"}}}}}}},
+            }},
+        },
+        "components": {"schemas": SCHEMAS},
+    }
