@@ -268,8 +268,11 @@ class Tensor:
             if value.dtype is not self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' to a "
-                    f"tensor with grad_dtype '{self.dtype.short_name}'. Please ensure that the "
-                    "gradient and the tensor have the same dtype")
+                    f"tensor with grad_dtype '{self.dtype.short_name}'. The gradient must match the "
+                    "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                    "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
+                    "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
+                    "break downstream systems that assume they match.")
         self._grad = value
 
     @grad.deleter

@@ -333,6 +333,10 @@ def forward_only(op, inputs, attrs=_NO_ATTRS):
 
 
 def _check_inplace(t):
+    base = t._base
+    if base is not None and base.grad_fn is None and base._requires_grad:  # x[0].mul_(2)
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if t.grad_fn is None and t._requires_grad:
         if t._base is not None:
             raise RuntimeError(

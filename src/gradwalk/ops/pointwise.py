@@ -940,7 +940,11 @@ def where(condition, input=None, other=None):
     cond = as_tensor_arg(condition)._data.astype(bool)
     a, b = as_tensor_arg(input), as_tensor_arg(other)
     dtype = result_dtype(a, b)
-    return apply_op(Where, (a, b), {"condition": cond}, out_dtype=dtype)
+    try:
+        return apply_op(Where, (a, b), {"condition": cond}, out_dtype=dtype)
+    except ValueError:
+        broadcast_shapes_or_raise(broadcast_shapes_or_raise(cond.shape, a.shape), b.shape)
+        raise
 
 
 def _where_method(self, condition, other):

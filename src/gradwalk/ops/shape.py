@@ -843,10 +843,10 @@ def setitem(input, index, value):
         input._array()[np_index] = value._py if value._is_wrapped_number else value._data
         input._version_counter[0] += 1
         return
-    _check_inplace(input)
-    if input._base is not None and input._base.requires_grad and input._base.grad_fn is None:
+    if input.grad_fn is None and input.requires_grad:  # x[0] = 5. writes through a view of x
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    _check_inplace(input)
     if value._is_wrapped_number:
         value = Tensor._make(np.asarray(value._py, dtype=input._data.dtype))
     apply_op(CopySlices, (input, value), {"index": np_index}, inplace=input)
