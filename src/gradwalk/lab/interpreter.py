@@ -244,12 +244,19 @@ def run_snippet(source, mode="pytorch", limits=DEFAULT_LIMITS):
 class Interpreter:
     """Walks one checked tree, statement by statement, in a fresh namespace."""
 
+    # What a snippet's ``torch`` is: gradwalk here. compare.py's subclass runs the same
+    # snippet, under the same whitelist, on real PyTorch by swapping these four.
+    library = gradwalk
+    Tensor = Tensor
+    Node = Node
+    namespaces = {"torch": TORCH, "F": FUNCTIONAL}
+
     def __init__(self, source, mode="pytorch", limits=DEFAULT_LIMITS):
         self.source = source
         self.mode = mode
         self.limits = limits
         self.budget = Budget(limits)
-        self.env = {"torch": TORCH, "F": FUNCTIONAL}
+        self.env = dict(self.namespaces)
         self.leaves = []  # (name, tensor) in the order they were first named
         self.values = []  # {"name", "line", "tensor"} for each non-leaf tensor assigned
         self.labels = {}  # id(tensor) -> (label, tensor): names for the graph's nodes
@@ -260,9 +267,9 @@ class Interpreter:
     def run(self, tree):
         # Each request is a fresh "process": sequence numbers start at 0, as in a new Python.
         _node._sequence.value = 0
-        gradwalk.manual_seed(0)
+        self.library.manual_seed(0)
         error = None
-        with gradwalk.enable_grad():
+        with self.library.enable_grad():
             try:
                 for statement in tree.body:
                     self.execute(statement)
@@ -293,9 +300,9 @@ class Interpreter:
             self.bind(target.id, value, statement)
         elif isinstance(target, ast.Attribute):  # x.grad = ...
             owner = self.evaluate(target.value)
-            if not isinstance(owner, Tensor):
+            if not isinstance(owner, self.Tensor):
                 raise SnippetError.at(target, "only a tensor's .grad can be assigned")
-            if value is not None and not isinstance(value, Tensor):
+            if value is not None and not isinstance(value, self.Tensor):
                 raise SnippetError.at(target, ".grad can be set to None or a tensor")
             self.guarded(target, lambda: setattr(owner, "grad", value))
         else:
@@ -312,7 +319,7 @@ class Interpreter:
 
     def bind(self, name, value, statement):
         self.env[name] = value
-        if not isinstance(value, Tensor):
+        if not isinstance(value, self.Tensor):
             return
         self.labels[id(value)] = (name, value)
         if value.is_leaf and value.requires_grad:
@@ -349,10 +356,10 @@ class Interpreter:
         symbol, op = _BINARY[type(node.op)]
         left, right = self.evaluate(node.left), self.evaluate(node.right)
         for side in (left, right):
-            if not _is_number(side) and not isinstance(side, Tensor):
+            if not _is_number(side) and not isinstance(side, self.Tensor):
                 raise SnippetError.at(node, f"{symbol} works on numbers and tensors, not on "
                                             f"{_type_name(side)}")
-        if isinstance(left, Tensor) or isinstance(right, Tensor):
+        if isinstance(left, self.Tensor) or isinstance(right, self.Tensor):
             self.check_elementwise(node, left, right, matmul=symbol == "@")
             return self.produce(node, lambda: op(left, right))
         if symbol == "**":
@@ -369,11 +376,11 @@ class Interpreter:
 
     def unary(self, node):
         operand = self.evaluate(node.operand)
-        if not _is_number(operand) and not isinstance(operand, Tensor):
+        if not _is_number(operand) and not isinstance(operand, self.Tensor):
             raise SnippetError.at(node, f"unary minus works on numbers and tensors, not on "
                                         f"{_type_name(operand)}")
         op = _UNARY[type(node.op)]
-        if isinstance(operand, Tensor):
+        if isinstance(operand, self.Tensor):
             return self.produce(node, lambda: op(operand))
         return self.guarded(node, lambda: op(operand))
 
@@ -384,13 +391,13 @@ class Interpreter:
             if name in owner.children:
                 return owner.children[name]
             if name in owner.dtypes:
-                return getattr(gradwalk, name)
+                return owner.resolve(name)
             if name in owner.functions:
                 raise SnippetError.at(node, f"{owner.path}.{name} must be called: "
                                             f"{owner.path}.{name}(...)")
             raise SnippetError.at(node, f"{owner.path}.{name} is not in the lab's list. "
                                         f"{_namespace_help(owner)}")
-        if isinstance(owner, Tensor):
+        if isinstance(owner, self.Tensor):
             if name in TENSOR_ATTRIBUTES:
                 return self.guarded(node, lambda: getattr(owner, name))
             if name in TENSOR_METHODS:
@@ -398,7 +405,7 @@ class Interpreter:
             raise SnippetError.at(node, f"tensors here have the attributes "
                                         f"{_listing(TENSOR_ATTRIBUTES)} and the methods "
                                         f"{_listing(TENSOR_METHODS)}; not .{name}")
-        if isinstance(owner, Node):
+        if isinstance(owner, self.Node):
             if name == "variable" and not hasattr(owner, "variable"):
                 raise SnippetError.at(node, f"{type(owner).__name__} has no .variable (only "
                                             f"AccumulateGrad does)")
@@ -412,10 +419,10 @@ class Interpreter:
     def subscript(self, node):
         owner = self.evaluate(node.value)
         index = self.index(node.slice)
-        if not isinstance(owner, (Tensor, tuple, list)):
+        if not isinstance(owner, (self.Tensor, tuple, list)):
             raise SnippetError.at(node, f"only tensors, lists and tuples can be indexed, not "
                                         f"{_type_name(owner)}")
-        if isinstance(owner, Tensor):
+        if isinstance(owner, self.Tensor):
             return self.produce(node, lambda: owner[index])
         if isinstance(index, tuple):
             self.user_error(node, TypeError(f"{type(owner).__name__} indices must be integers or "
@@ -456,9 +463,9 @@ class Interpreter:
         kwargs = {k.arg: self.evaluate(k.value) for k in node.keywords}
         if isinstance(owner, Namespace):
             return self.call_function(node, owner, name, args, kwargs)
-        if isinstance(owner, Tensor):
+        if isinstance(owner, self.Tensor):
             return self.call_method(node, owner, name, args, kwargs)
-        if isinstance(owner, Node) and name in NODE_METHODS:
+        if isinstance(owner, self.Node) and name in NODE_METHODS:
             return self.guarded(node, lambda: getattr(owner, name)(*args, **kwargs))
         raise SnippetError.at(node, f"{_type_name(owner)} has no methods a snippet may call "
                                     f"(.{name}). {ALLOWED}")
@@ -467,10 +474,10 @@ class Interpreter:
         if name not in namespace.functions:
             raise SnippetError.at(node, f"{namespace.path}.{name} is not in the lab's list. "
                                         f"{_namespace_help(namespace)}")
-        if namespace is AUTOGRAD:
+        if namespace.path == "torch.autograd":
             function = namespace.resolve(name)
             return self.run_pass(node, lambda: function(*args, **kwargs))
-        if namespace is TORCH and name == "tensor":
+        if namespace.path == "torch" and name == "tensor":
             return self.make_tensor(node, args, kwargs)
         self.check_call_size(node, name, args, kwargs)
         function = namespace.resolve(name)
@@ -500,7 +507,7 @@ class Interpreter:
             raise SnippetError.at(node, "torch.tensor takes a number or a nested list of "
                                         "numbers")
         self.budget.check_shape((count,), node)
-        return self.produce(node, lambda: gradwalk.tensor(args[0], **kwargs))
+        return self.produce(node, lambda: self.library.tensor(args[0], **kwargs))
 
     def print_(self, node):
         args = [self.evaluate(a) for a in node.args]
@@ -537,9 +544,9 @@ class Interpreter:
                 value, failure = None, error
         in_pass = False
         for stepper in steppers:
-            record = {"call": _label(self.source, node, 200), "line": node.lineno,
-                      **stepper.to_dict()}
-            del record["mode"]
+            record = {**stepper.to_dict(), "call": _label(self.source, node, 200),
+                      "line": node.lineno}
+            record.pop("mode", None)
             if record["error"] is not None:
                 record["error"] = error_json(stepper.error, node)
                 in_pass = in_pass or stepper.error is failure
@@ -548,13 +555,13 @@ class Interpreter:
         if failure is not None:
             raise _Raised(failure, node, in_pass=in_pass)
         for t in value if isinstance(value, tuple) else ():
-            if isinstance(t, Tensor):
+            if isinstance(t, self.Tensor):
                 self.budget.add(t.numel(), node)
         return value
 
     # ------------------------------------------------------------ limits and errors
     def check_elementwise(self, node, *operands, matmul=False):
-        shapes = [tuple(t.shape) for t in operands if isinstance(t, Tensor)]
+        shapes = [tuple(t.shape) for t in operands if isinstance(t, self.Tensor)]
         if matmul and len(shapes) == 2:
             self.check_matmul(node, *shapes)
         elif len(shapes) >= 2:
@@ -579,7 +586,7 @@ class Interpreter:
 
     def check_call_size(self, node, name, args, kwargs):
         """Before a call that can make a bigger tensor than its inputs, check the result size."""
-        tensors = [a for a in _flatten(args) if isinstance(a, Tensor)]
+        tensors = [a for a in _flatten(args) if isinstance(a, self.Tensor)]
         if name in ("ones", "zeros", "randn", "rand", "full"):
             shape = _size_argument(args[:1] if name == "full" else args, kwargs.get("size"))
             if shape is not None:
@@ -606,7 +613,7 @@ class Interpreter:
         """Run a tensor op for ``node``; count the elements it made and label its result."""
         value = self.guarded(node, compute)
         for t in (value if isinstance(value, (tuple, list)) else (value,)):
-            if isinstance(t, Tensor):
+            if isinstance(t, self.Tensor):
                 self.budget.add(t.numel(), node)
                 if id(t) not in self.labels:
                     self.labels[id(t)] = (_label(self.source, node), t)

@@ -11,6 +11,7 @@ uvicorn's ``--workers`` (or any ASGI deployment) scales the server over cores.
 
     uvicorn --factory gradwalk.lab.server:create_app
 """
+import contextlib
 import json
 from pathlib import Path
 
@@ -174,6 +175,7 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
         routes.append(Route("/", missing_bundle, methods=["GET"]))
         routes.append(Route("/index.html", missing_bundle, methods=["GET"]))
 
+    @contextlib.asynccontextmanager
     async def lifespan(app):
         await anyio.to_thread.run_sync(pool.start)
         try:
