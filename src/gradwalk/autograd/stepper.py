@@ -27,7 +27,10 @@ Everything recorded is plain JSON (``docs/lab-api.md``): ``graph`` before the fi
 ``backward()`` / ``autograd.grad()`` call of a piece of code; ``gradwalk trace`` and the lab use it.
 """
 import contextlib
+import linecache
 import math
+import os
+import sys
 
 import numpy as np
 
@@ -221,6 +224,7 @@ class Stepper:
         self.error = None
         self.result = None
         self._finished = False
+        self.call_site = None  # set by watch_backward: the user's line that called backward()
         self._recorder = _Recorder(self)
         engine = TopoGraphTask if mode == "topo" else GraphTask
         self.task = engine(_root_edges(self.outputs), list(grads), keep_graph=keep_graph,
@@ -332,7 +336,9 @@ class Stepper:
         return {name: tensor_json(fn.variable._grad) for fn, name in self.leaf_names.items()}
 
     def to_dict(self):
-        return {"mode": self.mode, "graph": self.graph, "steps": self.records,
+        site = self.call_site or {}
+        return {"call": site.get("call"), "line": site.get("line"),
+                "mode": self.mode, "graph": self.graph, "steps": self.records,
                 "grads": self.leaf_grads(),
                 "result": None if self.inputs is None or self.accumulate_grad or self.result is None
                 else [tensor_json(g) for g in self.result],
@@ -430,12 +436,15 @@ def stepper(outputs, grad_outputs=None, retain_graph=None, create_graph=False, i
 
 
 @contextlib.contextmanager
-def watch_backward(mode="pytorch", names=None):
+def watch_backward(mode="pytorch", names=None, before_run=None):
     """Record every ``backward()`` / ``autograd.grad()`` call made inside the block.
 
-    Yields a list that receives one finished ``Stepper`` per call, in order. ``names``: a dict
-    ``{tensor: name}``, or a callable returning one, called at each pass (the CLI reads the
-    caller's variables). Errors are recorded on the stepper and raised as usual.
+    Yields a list that receives one finished ``Stepper`` per call, in order; each has a
+    ``call_site`` (``{"file", "line", "call"}`` of the user's line that called backward, or None).
+    ``names``: a dict ``{tensor: name}``, or a callable ``names(frame) -> dict`` called at each
+    pass with the user's frame (the CLI names tensors after the caller's variables). Errors are
+    recorded on the stepper and raised as usual. ``before_run(stepper)``, if given, sees each pass
+    before its first step (``gradwalk dot`` draws the graph there, saved tensors not yet freed).
 
         with watch_backward() as passes:
             y.backward()
@@ -451,10 +460,14 @@ def watch_backward(mode="pytorch", names=None):
         if observer is not None:  # someone else watches this pass: let them
             return original(outputs, grads, keep_graph, create_graph, inputs, accumulate_grad,
                             observer)
-        pass_names = names() if callable(names) else names
+        frame = user_frame()
+        pass_names = names(frame) if callable(names) else names
         s = Stepper(outputs, grads, keep_graph=keep_graph, create_graph=create_graph,
                     inputs=inputs, accumulate_grad=accumulate_grad, mode=mode, names=pass_names)
+        s.call_site = call_site(frame)
         passes.append(s)
+        if before_run is not None:
+            before_run(s)
         s.run()
         return s.result
 
@@ -463,3 +476,21 @@ def watch_backward(mode="pytorch", names=None):
         yield passes
     finally:
         autograd.run_backward = original
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame():
+    """The innermost frame outside gradwalk's own code: where the user called backward()."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame = frame.f_back
+    return frame
+
+
+def call_site(frame):
+    if frame is None:
+        return None
+    code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return {"file": frame.f_code.co_filename, "line": frame.f_lineno, "call": code or None}
