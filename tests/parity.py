@@ -1,5 +1,8 @@
 """Shared helpers for tests that run the same code under gradwalk and under real PyTorch.
 
+Import them with ``from parity import run_both, assert_same, ...`` (``tests/conftest.py`` re-exports
+them too, but a second ``conftest.py`` elsewhere under ``tests/`` can shadow that module name).
+
     gw, pt = run_both('''
         x = torch.tensor([1., 2.], requires_grad=True)
         y = (x * 3).sum()

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gradwalk
-from conftest import assert_same, assert_same_order, message, record_order, run_both
+from parity import assert_same, assert_same_order, message, record_order, run_both
 
 
 def both_orders(snippet, roots, leaves=(), backward="out.backward()"):

@@ -7,7 +7,7 @@ import pytest
 
 import gradwalk
 import torch
-from conftest import assert_same_error, message, raised_by
+from parity import assert_same_error, message, raised_by
 
 ERRORS = {
     "backward_twice": """

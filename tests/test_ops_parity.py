@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import gradwalk
-from conftest import assert_same, central_difference, graph_structure, run_in
+from parity import assert_same, central_difference, graph_structure, run_in
 
 LEAVES = {
     "a": [0.7, -1.3, 2.1],

@@ -7,7 +7,7 @@ the numbers without running PyTorch.
 """
 import pytest
 
-from conftest import assert_same, assert_same_order, graph_structure, record_order, run_both
+from parity import assert_same, assert_same_order, graph_structure, record_order, run_both
 
 def run_seed(snippet, leaves, output="out"):
     """Build ``snippet`` in both libraries, hook every node, backward; returns both namespaces
