@@ -69,7 +69,8 @@ def test_graph_root_consumes_a_sequence_number():
 
 
 def test_setting_a_sequence_number_changes_the_order():
-    """Facts §3.2: ``x.exp() + x.sin()`` runs Add, Sin, Exp; after raising Exp's number, Exp first."""
+    """Facts §3.2: ``x.exp() + x.sin()`` runs Add, Sin, Exp; after raising Exp's number above
+    Sin's, Exp runs first."""
     snippet = """
         x = torch.tensor(0.5, requires_grad=True)
         e = x.exp()
@@ -77,7 +78,8 @@ def test_setting_a_sequence_number_changes_the_order():
         out = e + s
     """
     for bump in (False, True):
-        code = textwrap.dedent(snippet) + ("e.grad_fn._set_sequence_nr(100)\n" if bump else "")
+        code = textwrap.dedent(snippet) + (
+            "e.grad_fn._set_sequence_nr(s.grad_fn._sequence_nr() + 100)\n" if bump else "")
         orders = []
         for ns in run_both(code):
             orders.append(record_order([ns["out"]]))
