@@ -191,3 +191,5 @@ def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unus
 
 from . import graph  # noqa: E402,F401
 from .stepper import Stepper, stepper, watch_backward  # noqa: E402,F401
+from . import forward_ad, functional  # noqa: E402,F401
+from .function import Function, once_differentiable  # noqa: E402,F401
