@@ -78,4 +78,6 @@ def __getattr__(name):
         module = _lazy(name)
         globals()[name] = module
         return module
+    if name in ("save", "load"):  # gradwalk.save / gradwalk.load: serialization.py
+        return getattr(_lazy("serialization"), name)
     raise AttributeError(f"module 'gradwalk' has no attribute '{name}'")

@@ -1,0 +1,145 @@
+"""``gradwalk.save`` / ``gradwalk.load``: state dicts in a file that cannot run code when loaded.
+
+The file is a zip archive holding ``gradwalk.json`` (the structure: dicts, lists, tuples, numbers,
+strings, None and references to tensors) and one ``.npy`` array per tensor. Nothing is pickled:
+``np.load`` reads the arrays with ``allow_pickle=False`` and the rest is JSON, so loading a file
+from someone else can at worst fail, never execute anything.
+
+    >>> gradwalk.save({"model": model.state_dict(), "epoch": 3}, "checkpoint.gw")
+    >>> model.load_state_dict(gradwalk.load("checkpoint.gw")["model"])
+"""
+import io
+import json
+import os
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from ._dtype import from_numpy_dtype
+from .tensor import Tensor
+
+FORMAT = "gradwalk-save"
+VERSION = 1
+MANIFEST = "gradwalk.json"
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True):
+    """Write ``obj`` (tensors, numbers, strings, None, and dicts/lists/tuples of them) to ``f``,
+    a path or a binary file object."""
+    arrays = []
+    ids = {}
+
+    def encode(value):
+        if isinstance(value, Tensor):
+            key = id(value)
+            if key not in ids:  # a tensor stored twice is one array, loaded back as one tensor
+                ids[key] = len(arrays)
+                arrays.append(np.asarray(value._data, order="C"))  # (ascontiguousarray makes 0-dim 1-dim)
+            return {"tensor": ids[key], "requires_grad": bool(value.requires_grad),
+                    "parameter": bool(value._is_param)}
+        if value is None or isinstance(value, (bool, str)):
+            return {"value": value}
+        if isinstance(value, (int, float, np.integer, np.floating)):
+            return {"value": value.item() if isinstance(value, np.generic) else value}
+        if isinstance(value, dict):
+            return {"dict": [[encode(k), encode(v)] for k, v in value.items()],
+                    "ordered": isinstance(value, OrderedDict)}
+        if isinstance(value, (list, tuple)):
+            return {"tuple" if isinstance(value, tuple) else "list": [encode(v) for v in value]}
+        raise TypeError(f"gradwalk.save can store tensors, numbers, strings, None and dicts, lists and tuples of "
+                        f"them, not {type(value).__module__}.{type(value).__qualname__}")
+
+    manifest = {"format": FORMAT, "version": VERSION, "object": encode(obj)}
+    with _open(f, "w") as stream, zipfile.ZipFile(stream, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(MANIFEST, json.dumps(manifest))
+        for i, array in enumerate(arrays):
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, array, allow_pickle=False)
+            archive.writestr(f"tensors/{i}.npy", buffer.getvalue())
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **kwargs):
+    """Read what ``save`` wrote. Anything else (a PyTorch checkpoint, a damaged file) raises a
+    ``RuntimeError`` saying so; nothing in the file is ever executed."""
+    name = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file object>")
+    with _open(f, "r") as stream:
+        try:
+            archive = zipfile.ZipFile(stream)
+        except zipfile.BadZipFile:
+            raise RuntimeError(f"gradwalk.load: {name!s} is not a gradwalk file (not a zip archive; "
+                               "it may be corrupt or truncated)") from None
+        with archive:
+            try:
+                manifest = json.loads(archive.read(MANIFEST))
+            except KeyError:
+                hint = " It looks like a PyTorch checkpoint, which gradwalk does not unpickle." if any(
+                    n.endswith("data.pkl") for n in archive.namelist()) else ""
+                raise RuntimeError(f"gradwalk.load: {name!s} is not a gradwalk file (no {MANIFEST}).{hint}") \
+                    from None
+            except (ValueError, zipfile.BadZipFile) as error:
+                raise RuntimeError(f"gradwalk.load: {name!s} is corrupt ({error})") from None
+            if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+                raise RuntimeError(f"gradwalk.load: {name!s} is not a gradwalk file (unknown manifest)")
+            if manifest.get("version") != VERSION:
+                raise RuntimeError(f"gradwalk.load: {name!s} has format version {manifest.get('version')}; "
+                                   f"this gradwalk reads version {VERSION}")
+            return _decode_all(archive, manifest["object"], name)
+
+
+def _decode_all(archive, tree, name):
+    from .nn.parameter import Parameter
+
+    tensors = {}
+
+    def tensor(entry):
+        index = entry["tensor"]
+        if index not in tensors:
+            try:
+                with archive.open(f"tensors/{int(index)}.npy") as member:
+                    array = np.lib.format.read_array(io.BytesIO(member.read()), allow_pickle=False)
+                from_numpy_dtype(array.dtype)
+            except (KeyError, ValueError, TypeError, zipfile.BadZipFile) as error:
+                raise RuntimeError(f"gradwalk.load: {name!s} is corrupt (tensor {index}: {error})") from None
+            t = Tensor._make(array)
+            if entry.get("parameter"):
+                t = Parameter(t, requires_grad=bool(entry.get("requires_grad")))
+            elif entry.get("requires_grad"):
+                t.requires_grad_(True)
+            tensors[index] = t
+        return tensors[index]
+
+    def decode(entry):
+        if not isinstance(entry, dict):
+            raise RuntimeError(f"gradwalk.load: {name!s} is corrupt (unexpected entry {entry!r:.60})")
+        if "tensor" in entry:
+            return tensor(entry)
+        if "value" in entry:
+            return entry["value"]
+        if "dict" in entry:
+            items = [(decode(k), decode(v)) for k, v in entry["dict"]]
+            return OrderedDict(items) if entry.get("ordered") else dict(items)
+        if "list" in entry:
+            return [decode(v) for v in entry["list"]]
+        if "tuple" in entry:
+            return tuple(decode(v) for v in entry["tuple"])
+        raise RuntimeError(f"gradwalk.load: {name!s} is corrupt (unexpected entry {entry!r:.60})")
+
+    return decode(tree)
+
+
+class _open:
+    """A path opened (and closed) by us, or a file object the caller owns."""
+
+    def __init__(self, f, mode):
+        self.f, self.mode, self.opened = f, mode, None
+
+    def __enter__(self):
+        if isinstance(self.f, (str, os.PathLike)):
+            self.opened = open(self.f, self.mode + "b")
+            return self.opened
+        return self.f
+
+    def __exit__(self, *exc):
+        if self.opened is not None:
+            self.opened.close()
