@@ -193,3 +193,4 @@ from . import graph  # noqa: E402,F401
 from .stepper import Stepper, stepper, watch_backward  # noqa: E402,F401
 from . import forward_ad, functional  # noqa: E402,F401
 from .function import Function, once_differentiable  # noqa: E402,F401
+from .gradcheck import gradcheck, gradcheck_sweep, gradgradcheck  # noqa: E402,F401
