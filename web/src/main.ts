@@ -8,7 +8,10 @@ import { createControls } from "./controls";
 import { fill, empty } from "./dom";
 import { createEditor } from "./editor";
 import { loadGraphviz, renderGraph, updateGraph, type GraphView } from "./graph";
+import { buildMenu, startRouter } from "./figures/index";
 import { renderBuffers } from "./panels/buffers";
+import { createComparePanel } from "./panels/compare";
+import { createProfilePanel } from "./panels/profile";
 import { renderDeps } from "./panels/deps";
 import { collectErrors, renderErrors } from "./panels/error";
 import { renderLeafGrads } from "./panels/leafgrads";
@@ -207,6 +210,12 @@ els.preset.addEventListener("change", () => {
   editor.setText(preset.source);
   void runSource();
 });
+
+// ---- the PyTorch check, the profiler, and the figure pages -------------------------------------
+createComparePanel($("compare"), $("compare-run") as HTMLButtonElement, () => editor.getText());
+createProfilePanel($("profile"), $("profile-run") as HTMLButtonElement, $("profile-download") as HTMLButtonElement, () => editor.getText());
+buildMenu($("menu"));
+startRouter($("menu"), [$("lab-page"), $("lab-tools")], $("figure-page"));
 
 // ---- start ----------------------------------------------------------------------------------
 async function init(): Promise<void> {

@@ -15,11 +15,13 @@ import asyncio
 import inspect
 import json
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from . import figures
+from .limits import DEFAULT_LIMITS, LimitError, SnippetError
 
 TITLES = {
     "chain-rule": "The chain rule",
@@ -114,38 +116,56 @@ async def _source(request: Request):
     return source
 
 
-async def compare_route(request: Request):
-    from . import compare
+def run_tool(source, tool, limits=DEFAULT_LIMITS):
+    """``(status, JSON bytes)`` of one tool run; in the lab this runs in a worker process
+    (workers.py), under the same time and memory limits as a snippet."""
+    from . import compare, profile
+    from .workers import refusal
 
+    try:
+        if tool == "compare":
+            answer = compare.compare(source, limits)
+        elif tool == "profile":
+            answer = profile.profile_timeline(source, limits)
+        else:
+            answer = profile.chrome_trace(source, limits)
+    except SnippetError as error:
+        return refusal(error)
+    body = json.dumps(answer, allow_nan=False).encode()
+    if len(body) > limits.response_bytes:
+        return refusal(LimitError(f"the answer would be {len(body):,} bytes; the limit is "
+                                  f"{limits.response_bytes:,}"))
+    return 200, body
+
+
+async def _run_tool(request: Request, tool):
+    """Read the snippet and run ``tool`` on it: in the server's worker pool when there is one
+    (server.py), else in a thread (a bare app, as in the tests)."""
     try:
         source = await _source(request)
     except figures.FigureError as error:
-        return _bad_request(error)
-    return JSONResponse(await asyncio.to_thread(compare.compare, source))
+        return None, _bad_request(error)
+    pool = getattr(request.app.state, "pool", None)
+    if pool is not None:
+        status, body = await anyio.to_thread.run_sync(pool.run, source, tool)
+    else:
+        status, body = await anyio.to_thread.run_sync(run_tool, source, tool)
+    return status, Response(body, status_code=status, media_type="application/json")
+
+
+async def compare_route(request: Request):
+    return (await _run_tool(request, "compare"))[1]
 
 
 async def profile_route(request: Request):
-    from . import profile
-
-    try:
-        source = await _source(request)
-    except figures.FigureError as error:
-        return _bad_request(error)
-    return JSONResponse(await asyncio.to_thread(profile.profile_timeline, source))
+    return (await _run_tool(request, "profile"))[1]
 
 
 async def profile_trace_route(request: Request):
-    from . import profile
-
-    try:
-        source = await _source(request)
-    except figures.FigureError as error:
-        return _bad_request(error)
-    trace = await asyncio.to_thread(profile.chrome_trace, source)
-    if "error" in trace and "traceEvents" not in trace:
-        return JSONResponse(trace, status_code=400)
-    return Response(json.dumps(trace), media_type="application/json",
-                    headers={"Content-Disposition": 'attachment; filename="gradwalk-trace.json"'})
+    status, response = await _run_tool(request, "trace")
+    if status == 200:
+        response.headers["Content-Disposition"] = 'attachment; filename="gradwalk-trace.json"'
+    return response
 
 
 routes = [

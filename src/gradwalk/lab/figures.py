@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 import gradwalk as torch
+import gradwalk.nn.functional as F
 from gradwalk.autograd import run_backward
 
 F64 = torch.float64
@@ -110,38 +111,27 @@ def chain_rule(inner="x**2", outer="sin(u)", x=0.8):
     ys, slopes = elementwise_derivative(composite_fn, xs)
     with torch.no_grad():
         us = g(const(xs)).numpy()
+    # the tangent line y + composite·(t − x), drawn only near x
+    tangent = np.where(np.abs(xs - x) <= 0.6, y + composite * (xs - x), np.nan)
     return {
         "inner": inner, "outer": outer, "inner_choices": list(INNER), "outer_choices": list(OUTER),
         "x": x, "u": number(u), "y": number(y),
         "inner_slope": number(inner_slope), "outer_slope": number(outer_slope),
         "product": number(inner_slope * outer_slope), "composite": number(composite),
         "finite_difference": number(estimate), "h": FD_STEP,
-        "curve": {"x": numbers(xs), "u": numbers(us), "y": numbers(ys), "slope": numbers(slopes)},
+        "curve": {"x": numbers(xs), "u": numbers(us), "y": numbers(ys), "slope": numbers(slopes),
+                  "tangent": numbers(tangent)},
     }
 
 
 # ---- 2. activation slopes ---------------------------------------------------------------------
 
-LEAKY_SLOPE = 0.01
-GELU_C = math.sqrt(2.0 / math.pi)
-
-
-def gelu_tanh(x):
-    """GELU, tanh form (``F.gelu(x, approximate='tanh')``), built from gradwalk's ops."""
-    return 0.5 * x * (1 + torch.tanh(GELU_C * (x + 0.044715 * x ** 3)))
-
-
-def leaky_relu(x):
-    """``F.leaky_relu(x, 0.01)``: slope 1 above zero, 0.01 at and below it (as PyTorch)."""
-    return torch.where(x > 0, x, x * LEAKY_SLOPE)
-
-
 ACTIVATIONS = {
     "sigmoid": torch.sigmoid,
     "tanh": torch.tanh,
     "relu": torch.relu,
-    "gelu": gelu_tanh,
-    "leaky_relu": leaky_relu,
+    "gelu": F.gelu,              # the exact form, x·Φ(x)
+    "leaky_relu": F.leaky_relu,  # negative slope 0.01
 }
 ACTIVATION_RANGE = (-6.0, 6.0)
 MAX_DEPTH = 30
@@ -170,7 +160,6 @@ def activation(name="sigmoid", x=1.0, depth=10):
         "value": number(value), "slope": number(slope),
         "curve": {"x": numbers(xs), "y": numbers(ys), "slope": numbers(slopes)},
         "stacked": {"n": list(range(depth + 1)), "grad": numbers(stacked)},
-        "note": "gelu is the tanh form, F.gelu(x, approximate='tanh')" if name == "gelu" else None,
     }
 
 
@@ -185,34 +174,32 @@ STEPS = 10.0 ** np.linspace(-1, -14, 53)  # four steps per decade
 
 
 def gradient_check(fn="tanh(x**3 + 2*x + 1)", x=0.5, h=1e-5):
-    """|one-sided − exact| and |central − exact| as h sweeps 1e-1 … 1e-14 (float64). Large h:
-    truncation error (∝ h and ∝ h²); small h: cancellation in f(x+h) − f(x) (∝ ε/h)."""
+    """|one-sided − exact| and |central − exact| as h sweeps 1e-1 … 1e-14 (float64), from
+    ``gradwalk.autograd.gradcheck_sweep``. Large h: truncation error (∝ h and ∝ h²); small h:
+    cancellation in f(x+h) − f(x) (∝ ε/h). Plus both estimates at the chosen h."""
+    from gradwalk.autograd.gradcheck import gradcheck_sweep
+
     f = choose("function", CHECK_FUNCTIONS, fn)
     check_range("x", x, -3.0, 3.0)
     check_range("h", h, 1e-14, 1e-1)
-    _, exact = derivative(f, x)
+    sweep = gradcheck_sweep(f, x, hs=STEPS.tolist(), dtype=F64)
+    exact = sweep["exact"]
+    fx, fp, fm = value_of(f, x), value_of(f, x + h), value_of(f, x - h)
+    one_sided, central = (fp - fx) / h, (fp - fm) / (2 * h)
 
-    def differences(step):
-        fx, fp, fm = value_of(f, x), value_of(f, x + step), value_of(f, x - step)
-        return (fp - fx) / step, (fp - fm) / (2 * step)
-
-    one_sided, central = zip(*(differences(s) for s in STEPS))
-    one_err = np.abs(np.array(one_sided) - exact)
-    cen_err = np.abs(np.array(central) - exact)
-    at_h = differences(h)
-
-    def best(errors):
-        i = int(np.argmin(errors))
-        return {"h": float(STEPS[i]), "error": float(errors[i]), "index": i}
+    def best(kind):
+        return {"h": sweep["best_h"][kind], "error": sweep["best_error"][kind],
+                "index": sweep["hs"].index(sweep["best_h"][kind]), **sweep["regions"][kind]}
 
     return {
         "fn": fn, "choices": list(CHECK_FUNCTIONS), "x": x, "exact": exact,
-        "h": STEPS.tolist(), "one_sided_error": numbers(one_err), "central_error": numbers(cen_err),
-        "best_one_sided": best(one_err), "best_central": best(cen_err),
-        "at": {"h": h, "one_sided": number(at_h[0]), "central": number(at_h[1]),
-               "one_sided_error": number(abs(at_h[0] - exact)),
-               "central_error": number(abs(at_h[1] - exact))},
-        "epsilon": float(np.finfo(np.float64).eps),
+        "h": sweep["hs"], "one_sided_error": sweep["forward_errors"],
+        "central_error": sweep["central_errors"],
+        "best_one_sided": best("forward"), "best_central": best("central"),
+        "at": {"h": h, "one_sided": number(one_sided), "central": number(central),
+               "one_sided_error": number(abs(one_sided - exact)),
+               "central_error": number(abs(central - exact))},
+        "epsilon": sweep["machine_epsilon"],
     }
 
 
@@ -356,7 +343,8 @@ def paths_sum(x=2.0, y=3.0, z=4.0, bug=False):
         steps.append({**step, "grads_add": dict(add), "grads_assign": dict(assign)})
     shown = assign if bug else add
     return {
-        "x": x, "y": y, "z": z, "bug": bug, "L": (xy + xz).item(), "steps": steps,
+        "x": x, "y": y, "z": z, "bug": bug, "L": L.item(), "steps": steps,
+        "forward": {"x": x, "y": y, "z": z, "x*y": xy.item(), "x*z": xz.item(), "L = x*y + x*z": L.item()},
         "engine_grads": engine_grads, "grads": shown, "x_grad": shown["x"],
         "expected_x_grad": y + z,
     }
@@ -365,36 +353,29 @@ def paths_sum(x=2.0, y=3.0, z=4.0, bug=False):
 # ---- 7. forward mode ------------------------------------------------------------------------
 
 def forward_mode(x=0.5):
-    """Dual numbers (value, derivative) through tanh(x**3 + 2*x + 1), one line at a time, each
-    tangent from the op's own jvp formula in gradwalk.ops; beside reverse mode's dy/dx."""
-    from gradwalk.ops.pointwise import Add, Mul, PowScalar, Tanh
+    """Dual numbers (value, derivative) through tanh(x**3 + 2*x + 1), one line at a time, by
+    gradwalk's forward-mode AD (each tangent from the op's jvp formula); beside reverse
+    mode's dy/dx from backward()."""
+    import gradwalk.autograd.forward_ad as fwAD
 
     check_range("x", x, -3.0, 3.0)
-    zero = const(0.0)
-    with torch.no_grad():
-        xv, dx = const(x), const(1.0)              # seed: dx/dx = 1
-        two, one = const(2.0), const(1.0)
-        a = xv ** 3
-        da = PowScalar.jvp(xv, a, dx, exponent=3)
-        b = two * xv
-        db = Mul.jvp(two, xv, b, zero, dx)
+    with fwAD.dual_level():
+        xd = fwAD.make_dual(const(x), const(1.0))  # seed: dx/dx = 1
+        a = xd ** 3
+        b = 2 * xd
         c = a + b
-        dc = Add.jvp(a, b, c, da, db, alpha=1)
-        d = c + one
-        dd = Add.jvp(c, one, d, dc, zero, alpha=1)
+        d = c + 1
         y = torch.tanh(d)
-        dy = Tanh.jvp(d, y, dd)
-    lines = [
-        {"code": "x = (x, 1)", "rule": "seed: dx/dx = 1", "value": xv.item(), "tangent": dx.item()},
-        {"code": "a = x**3", "rule": "(x³, 3x²·dx)", "value": a.item(), "tangent": da.item()},
-        {"code": "b = 2*x", "rule": "(2x, 2·dx)", "value": b.item(), "tangent": db.item()},
-        {"code": "c = a + b", "rule": "(a + b, da + db)", "value": c.item(), "tangent": dc.item()},
-        {"code": "d = c + 1", "rule": "(c + 1, dc)", "value": d.item(), "tangent": dd.item()},
-        {"code": "y = tanh(d)", "rule": "(tanh d, (1 − tanh² d)·dd)", "value": y.item(), "tangent": dy.item()},
-    ]
+        duals = [fwAD.unpack_dual(t) for t in (xd, a, b, c, d, y)]
+    rules = [("x = (x, 1)", "seed: dx/dx = 1"), ("a = x**3", "(x³, 3x²·dx)"), ("b = 2*x", "(2x, 2·dx)"),
+             ("c = a + b", "(a + b, da + db)"), ("d = c + 1", "(c + 1, dc)"),
+             ("y = tanh(d)", "(tanh d, (1 − tanh² d)·dd)")]
+    lines = [{"code": code, "rule": rule, "value": primal.item(), "tangent": tangent.item()}
+             for (code, rule), (primal, tangent) in zip(rules, duals)]
+    value, tangent = lines[-1]["value"], lines[-1]["tangent"]
     _, reverse = derivative(CHECK_FUNCTIONS["tanh(x**3 + 2*x + 1)"], x)
-    return {"x": x, "lines": lines, "value": y.item(), "tangent": dy.item(), "reverse": reverse,
-            "difference": abs(dy.item() - reverse)}
+    return {"x": x, "lines": lines, "value": value, "tangent": tangent, "reverse": reverse,
+            "difference": abs(tangent - reverse)}
 
 
 # ---- 8. dead ReLU ---------------------------------------------------------------------------

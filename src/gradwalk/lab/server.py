@@ -25,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 
 import gradwalk
 
+from . import figure_routes
 from .limits import DEFAULT_LIMITS
 from .openapi import openapi_description
 from .presets import presets
@@ -169,6 +170,7 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
         Route("/api/health", api.health, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
+    routes += figure_routes.routes  # the figures, the PyTorch check, the profiler view
     if (static_dir / "index.html").is_file():
         routes.append(Mount("/", app=StaticFiles(directory=static_dir, html=True)))
     else:

@@ -37,6 +37,10 @@ def _detail(error):
 
 def handle(source, mode, limits):
     """Run one snippet (in a worker): ``(status, JSON bytes)``."""
+    if mode in ("compare", "profile", "trace"):  # the PyTorch check and the profiler view
+        from .figure_routes import run_tool
+
+        return run_tool(source, mode, limits)
     from .interpreter import run_snippet
 
     try:

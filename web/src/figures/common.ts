@@ -1,0 +1,299 @@
+// What every figure page shares: fetching its numbers from the server, controls, readouts
+// and uPlot charts. A page never computes a number it shows: it asks /api/figures/<name>.
+
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { h } from "../dom";
+
+/** A JSON number from the server, or "inf" / "-inf" / "nan" for non-finite values. */
+export type Num = number | string;
+
+export interface FigurePage {
+  id: string;
+  title: string;
+  /** One line under the title. */
+  lede: string;
+  /** Build the page inside `root`; return a function that tears it down. */
+  mount(root: HTMLElement): () => void;
+}
+
+export class FigureFailure extends Error {}
+
+export async function getFigure<T>(name: string, params: Record<string, string | number | boolean>): Promise<T> {
+  const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
+  const response = await fetch(`/api/figures/${name}?${query}`, { headers: { Accept: "application/json" } });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw new FigureFailure(body?.detail ?? `HTTP ${response.status}`);
+  return body as T;
+}
+
+/**
+ * Calls `load` with the latest parameters; while a request is in flight, later changes
+ * are coalesced into one follow-up request, and answers to stale requests are dropped.
+ */
+export function latest<P, T>(load: (p: P) => Promise<T>, show: (result: T, p: P) => void, fail: (e: unknown) => void) {
+  let running = false;
+  let pending: P | null = null;
+  async function go(p: P): Promise<void> {
+    if (running) {
+      pending = p;
+      return;
+    }
+    running = true;
+    try {
+      const result = await load(p);
+      if (pending === null) show(result, p);
+    } catch (e) {
+      if (pending === null) fail(e);
+    } finally {
+      running = false;
+      const next = pending;
+      pending = null;
+      if (next !== null) void go(next);
+    }
+  }
+  return go;
+}
+
+// ---- numbers on screen -------------------------------------------------------------------
+
+export function fmt(v: Num | null | undefined, digits = 6): string {
+  if (v == null) return "—";
+  if (typeof v === "string") return v;
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  if (a >= 1e6 || a < 1e-4) return v.toExponential(Math.max(0, digits - 2));
+  return String(Number(v.toPrecision(digits)));
+}
+
+/** A number for charts: non-finite strings become gaps. */
+export function plottable(v: Num | null): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+/** For log axes: zero and negative values cannot be drawn, so they become gaps too. */
+export function positive(v: Num | null): number | null {
+  return typeof v === "number" && v > 0 && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * A labelled list of values. Each value sits in `[data-value=key]` with the full-precision
+ * number in `data-raw`, so tests read exactly what the server sent.
+ */
+export function readouts(items: [key: string, label: string][]) {
+  const dl = h("dl", { class: "readouts" });
+  const cells = new Map<string, HTMLElement>();
+  for (const [key, label] of items) {
+    const dd = h("dd", { "data-value": key, class: "num" }, "—");
+    cells.set(key, dd);
+    dl.append(h("div", { class: "readout" }, h("dt", {}, label), dd));
+  }
+  return {
+    el: dl,
+    set(key: string, value: Num | boolean | null | undefined, text?: string): void {
+      const dd = cells.get(key);
+      if (!dd) throw new Error(`no readout ${key}`);
+      dd.dataset.raw = value == null ? "" : String(value);
+      dd.textContent = text ?? (typeof value === "boolean" ? (value ? "yes" : "no") : fmt(value as Num));
+    },
+  };
+}
+
+// ---- controls ---------------------------------------------------------------------------
+
+export interface SliderOptions {
+  id: string;
+  label: string;
+  min: number;
+  max: number;
+  step: number;
+  value: number;
+  format?: (v: number) => string;
+}
+
+export function slider(o: SliderOptions) {
+  const input = h("input", { type: "range", id: o.id, min: o.min, max: o.max, step: o.step, value: o.value });
+  const out = h("output", { for: o.id, class: "num" });
+  const show = () => (out.textContent = (o.format ?? ((v: number) => fmt(v, 4)))(Number(input.value)));
+  show();
+  input.addEventListener("input", show);
+  const el = h("label", { class: "control" }, h("span", { class: "control-label" }, o.label), input, out);
+  return {
+    el,
+    input,
+    get value(): number {
+      return Number(input.value);
+    },
+    onChange(fn: () => void) {
+      input.addEventListener("input", fn);
+    },
+  };
+}
+
+export function select(id: string, label: string, choices: string[], value: string) {
+  const input = h("select", { id }, ...choices.map((c) => h("option", { value: c, selected: c === value }, c)));
+  const el = h("label", { class: "control" }, h("span", { class: "control-label" }, label), input);
+  return {
+    el,
+    input,
+    get value(): string {
+      return input.value;
+    },
+    onChange(fn: () => void) {
+      input.addEventListener("change", fn);
+    },
+  };
+}
+
+export function toggle(id: string, label: string, checked = false) {
+  const input = h("input", { type: "checkbox", id, checked });
+  const el = h("label", { class: "control check" }, input, h("span", {}, label));
+  return {
+    el,
+    input,
+    get value(): boolean {
+      return input.checked;
+    },
+    onChange(fn: () => void) {
+      input.addEventListener("change", fn);
+    },
+  };
+}
+
+// ---- the page frame -----------------------------------------------------------------------
+
+/** The usual layout: controls, then a figure area beside readouts, then an error line. */
+export function frame(root: HTMLElement, controls: HTMLElement[], figure: HTMLElement[], side: HTMLElement[]) {
+  const error = h("p", { class: "figure-error", role: "alert", hidden: true });
+  root.append(
+    h("div", { class: "figure-controls card" }, ...controls),
+    h("div", { class: "figure-body" }, h("div", { class: "figure-main card" }, ...figure), h("div", { class: "figure-side card" }, ...side)),
+    error,
+  );
+  return {
+    error(e: unknown): void {
+      error.hidden = false;
+      error.textContent = e instanceof Error ? e.message : String(e);
+    },
+    ok(): void {
+      error.hidden = true;
+    },
+  };
+}
+
+/** Tests wait for `data-renders` to go up: one more each time server numbers are drawn. */
+export function rendered(root: HTMLElement): void {
+  root.dataset.renders = String(Number(root.dataset.renders ?? "0") + 1);
+}
+
+// ---- charts -----------------------------------------------------------------------------
+
+export interface Marker {
+  x: number;
+  y?: number | null; // no y: a vertical line at x
+  color: string;
+  label?: string;
+  textOnly?: boolean; // just the label, near the top of the plot
+  align?: "left" | "right"; // which side of x the label goes
+}
+
+export interface ChartOptions {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: { label: string; color: string; dash?: number[]; points?: boolean }[];
+  logX?: boolean;
+  logY?: boolean;
+  height?: number;
+}
+
+const COLORS = { fwd: "#1d4ed8", grad: "#c2410c", muted: "#6b7280", ok: "#15803d", purple: "#7c3aed" };
+export { COLORS };
+
+/** A uPlot line chart that fits its container's width and draws markers on top. */
+export function lineChart(parent: HTMLElement, o: ChartOptions) {
+  const holder = h("div", { class: "chart", "data-chart": o.title });
+  parent.append(holder);
+  let markers: Marker[] = [];
+  const width = () => Math.max(260, Math.floor(holder.getBoundingClientRect().width || parent.clientWidth || 600));
+  const opts: uPlot.Options = {
+    title: o.title,
+    width: width(),
+    height: o.height ?? 260,
+    scales: {
+      x: { time: false, distr: o.logX ? 3 : 1 },
+      y: { distr: o.logY ? 3 : 1 },
+    },
+    axes: [
+      { label: o.xLabel, stroke: "#374151", grid: { stroke: "#eef0f3" } },
+      { label: o.yLabel, stroke: "#374151", grid: { stroke: "#eef0f3" }, size: 62 },
+    ],
+    series: [
+      { label: o.xLabel },
+      ...o.series.map((s) => ({
+        label: s.label,
+        stroke: s.color,
+        width: 2,
+        dash: s.dash,
+        points: { show: s.points ?? false, size: 5, fill: s.color },
+        spanGaps: false,
+      })),
+    ],
+    legend: { show: true },
+    cursor: { drag: { x: false, y: false } },
+    hooks: {
+      draw: [
+        (u: uPlot) => {
+          const ctx = u.ctx;
+          ctx.save();
+          for (const m of markers) {
+            const cx = u.valToPos(m.x, "x", true);
+            ctx.strokeStyle = m.color;
+            ctx.fillStyle = m.color;
+            ctx.lineWidth = 1.5 * devicePixelRatio;
+            if (m.textOnly) {
+              // nothing but the label below
+            } else if (m.y == null) {
+              ctx.setLineDash([4 * devicePixelRatio, 3 * devicePixelRatio]);
+              ctx.beginPath();
+              ctx.moveTo(cx, u.bbox.top);
+              ctx.lineTo(cx, u.bbox.top + u.bbox.height);
+              ctx.stroke();
+              ctx.setLineDash([]);
+            } else {
+              const cy = u.valToPos(m.y, "y", true);
+              ctx.beginPath();
+              ctx.arc(cx, cy, 5 * devicePixelRatio, 0, 2 * Math.PI);
+              ctx.fill();
+            }
+            if (m.label) {
+              ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+              const top = u.bbox.top + (m.textOnly ? 30 : 14) * devicePixelRatio;
+              const ty = m.y == null || m.textOnly ? top : u.valToPos(m.y, "y", true) - 9 * devicePixelRatio;
+              const right = m.align ? m.align === "right" : cx > u.bbox.left + u.bbox.width * 0.7;
+              ctx.textAlign = right ? "right" : "left";
+              ctx.fillText(m.label, cx + (right ? -6 : 6) * devicePixelRatio, ty);
+            }
+          }
+          ctx.restore();
+        },
+      ],
+    },
+  };
+  const empty: uPlot.AlignedData = [[], ...o.series.map(() => [])];
+  const plot = new uPlot(opts, empty, holder);
+  const onResize = () => plot.setSize({ width: width(), height: o.height ?? 260 });
+  const observer = new ResizeObserver(onResize);
+  observer.observe(parent);
+  return {
+    plot,
+    update(x: number[], ys: (number | null)[][], newMarkers: Marker[] = []): void {
+      markers = newMarkers;
+      plot.setData([x, ...ys] as uPlot.AlignedData);
+    },
+    destroy(): void {
+      observer.disconnect();
+      plot.destroy();
+    },
+  };
+}
