@@ -245,6 +245,16 @@ def _add_to_buffer(buffer, slot, grad):
         buffer[slot] = old + grad
 
 
+class EngineHooks:
+    """Watchers of every GraphTask, None when nobody watches: ``evaluate_function`` is a
+    callable(node) returning a context manager around the node's evaluation (the profiler)."""
+
+    evaluate_function = None
+
+
+hooks = EngineHooks
+
+
 class GraphTask:
     """One call of ``backward()`` / ``autograd.grad()``: the state the engine works through."""
 
@@ -326,7 +336,11 @@ class GraphTask:
     def _step(self):
         _, fn, buffer = self.queue.pop()
         try:
-            self.evaluate_function(fn, buffer)
+            if hooks.evaluate_function is None:
+                self.evaluate_function(fn, buffer)
+            else:  # the profiler: "autograd::engine::evaluate_function: <name>" around the node
+                with hooks.evaluate_function(fn):
+                    self.evaluate_function(fn, buffer)
         except BaseException:
             self.queue.c.clear()  # on error the remaining tasks are dropped, not run
             self.not_ready.clear()

@@ -24,7 +24,7 @@ arrived by then. ``build`` is written with an explicit stack, so a 100,000-node 
 Python's recursion limit. The dependency counts are still decremented, only so a learner can see
 that each one has reached 0 when its node's turn comes.
 """
-from .engine import GraphTask, _add_to_buffer
+from .engine import GraphTask, _add_to_buffer, hooks
 
 
 def topological_order(root):
@@ -82,7 +82,11 @@ class TopoGraphTask(GraphTask):
         if buffer is None:  # no gradient reached it (every edge into it carried None)
             buffer = [None] * len(fn._input_metadata)
         try:
-            self.evaluate_function(fn, buffer)
+            if hooks.evaluate_function is None:
+                self.evaluate_function(fn, buffer)
+            else:  # the profiler, as in GraphTask._step
+                with hooks.evaluate_function(fn):
+                    self.evaluate_function(fn, buffer)
         except BaseException:
             self.position = len(self.order)  # as in PyTorch: after an error nothing else runs
             self.not_ready.clear()
