@@ -218,7 +218,7 @@ def _wire_outputs(ctx, args, is_input, outputs):
     """Give the outputs the node as ``grad_fn`` and pack what ``save_for_backward`` asked for."""
     from ..tensor import Tensor
 
-    ctx.next_functions = tuple(_edge(a) if t else (None, 0) for a, t in zip(args, is_input))
+    ctx.next_functions = tuple(_edge(a) for a, t in zip(args, is_input) if t)  # tensor args only
     inputs = {id(a) for a, t in zip(args, is_input) if t}
     dirty = {id(t) for t in ctx.dirty_tensors}
     non_diff = {id(t) for t in ctx.non_differentiable}
