@@ -59,6 +59,12 @@ class ServerThread:
 
 
 @pytest.fixture(scope="session")
+def serve():
+    """``with serve(app) as url:`` runs ``app`` on a real loopback port for the block."""
+    return ServerThread
+
+
+@pytest.fixture(scope="session")
 def lab_app():
     return create_app()
 

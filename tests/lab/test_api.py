@@ -209,7 +209,9 @@ print(gx, gy)
 
 
 def test_an_error_outside_a_pass_has_its_line_and_column(client):
-    source = "a = torch.tensor([1.0, 2.0], requires_grad=True)\nb = torch.tensor([1.0, 2.0, 3.0])\nc = a + b\n"
+    source = ("a = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+              "b = torch.tensor([1.0, 2.0, 3.0])\n"
+              "c = a + b\n")
     answer = run(client, source)
     assert answer["ok"] is False and answer["passes"] == []
     error = answer["error"]

@@ -100,9 +100,6 @@ _FORBIDDEN = {  # what we tell the user when they use one of these
     ast.NamedExpr: "the walrus operator :=", ast.AnnAssign: "annotated assignments",
 }
 
-# Errors a snippet can raise the way Python or PyTorch would; they become part of the result.
-USER_ERRORS = (RuntimeError, TypeError, ValueError, IndexError, ArithmeticError, NameError)
-
 
 class Namespace:
     """``torch``, ``torch.autograd`` or ``F`` as a snippet sees them: only whitelisted names."""
@@ -157,10 +154,10 @@ def parse(source, limits=DEFAULT_LIMITS):
         tree = ast.parse(source, mode="exec")
     except SyntaxError as e:
         raise SnippetSyntaxError(e.msg or "invalid syntax", e.lineno, e.offset) from None
-    except (ValueError, RecursionError, MemoryError) as e:  # null bytes; too deep for the parser
-        message = "source code cannot contain null bytes" if isinstance(e, ValueError) else (
-            "the snippet is nested too deeply to parse")
-        raise SnippetSyntaxError(message) from None
+    except ValueError:  # null bytes
+        raise SnippetSyntaxError("source code cannot contain null bytes") from None
+    except (RecursionError, MemoryError):  # Python's parser recurses on nesting
+        raise LimitError("the snippet is nested too deeply to parse") from None
     if len(tree.body) > limits.statements:
         extra = tree.body[limits.statements]
         raise LimitError.at(extra, f"the snippet has {len(tree.body)} statements; the limit is "
@@ -459,21 +456,29 @@ class Interpreter:
                                         f"{ALLOWED}")
         owner = self.evaluate(func.value)
         name = func.attr
+        self.check_callable(node, owner, name)  # before the arguments run
         args = [self.evaluate(a) for a in node.args]
         kwargs = {k.arg: self.evaluate(k.value) for k in node.keywords}
         if isinstance(owner, Namespace):
             return self.call_function(node, owner, name, args, kwargs)
         if isinstance(owner, self.Tensor):
             return self.call_method(node, owner, name, args, kwargs)
-        if isinstance(owner, self.Node) and name in NODE_METHODS:
-            return self.guarded(node, lambda: getattr(owner, name)(*args, **kwargs))
-        raise SnippetError.at(node, f"{_type_name(owner)} has no methods a snippet may call "
-                                    f"(.{name}). {ALLOWED}")
+        return self.guarded(node, lambda: getattr(owner, name)(*args, **kwargs))  # node.name()
+
+    def check_callable(self, node, owner, name):
+        if isinstance(owner, Namespace):
+            if name not in owner.functions:
+                raise SnippetError.at(node, f"{owner.path}.{name} is not in the lab's list. "
+                                            f"{_namespace_help(owner)}")
+        elif isinstance(owner, self.Tensor):
+            if name not in TENSOR_METHODS:
+                raise SnippetError.at(node, f".{name}() is not in the lab's list of tensor "
+                                            f"methods: {_listing(TENSOR_METHODS)}")
+        elif not (isinstance(owner, self.Node) and name in NODE_METHODS):
+            raise SnippetError.at(node, f"{_type_name(owner)} has no methods a snippet may call "
+                                        f"(.{name}). {ALLOWED}")
 
     def call_function(self, node, namespace, name, args, kwargs):
-        if name not in namespace.functions:
-            raise SnippetError.at(node, f"{namespace.path}.{name} is not in the lab's list. "
-                                        f"{_namespace_help(namespace)}")
         if namespace.path == "torch.autograd":
             function = namespace.resolve(name)
             return self.run_pass(node, lambda: function(*args, **kwargs))
@@ -484,9 +489,6 @@ class Interpreter:
         return self.produce(node, lambda: function(*args, **kwargs))
 
     def call_method(self, node, tensor, name, args, kwargs):
-        if name not in TENSOR_METHODS:
-            raise SnippetError.at(node, f".{name}() is not in the lab's list of tensor methods: "
-                                        f"{_listing(TENSOR_METHODS)}")
         if name == "backward":
             return self.run_pass(node, lambda: tensor.backward(*args, **kwargs))
         self.check_call_size(node, name, [tensor, *args], kwargs)
@@ -540,7 +542,9 @@ class Interpreter:
         with watch_backward(self.mode, _Names(self.labels)) as steppers:
             try:
                 value, failure = call(), None
-            except USER_ERRORS as error:
+            except (MemoryError, RecursionError):
+                raise
+            except Exception as error:  # noqa: BLE001 - the snippet's error, as in guarded()
                 value, failure = None, error
         in_pass = False
         for stepper in steppers:
@@ -597,12 +601,18 @@ class Interpreter:
                 self.budget.check_shape((count,), node)
         elif name in ("matmul", "mm", "mv", "dot") and len(tensors) == 2:
             self.check_matmul(node, tuple(tensors[0].shape), tuple(tensors[1].shape))
+        elif name == "linear" and len(tensors) >= 2 and tensors[0].dim() and tensors[1].dim() == 2:
+            x, weight = tensors[0].shape, tensors[1].shape
+            out = tuple(x[:-1]) + (weight[0],)
+            self.budget.check_shape(out, node, "the result")
+            self.budget.check_flops(math.prod(out) * x[-1], node)
         elif name == "outer" and len(tensors) == 2:
             self.budget.check_shape((tensors[0].numel(), tensors[1].numel()), node, "the product")
         elif name in ("cat", "stack"):
             self.budget.check_shape((sum(t.numel() for t in tensors),), node)
         elif name in ("expand", "repeat"):
-            sizes = _size_argument(args[1:], kwargs.get("size") or kwargs.get("repeats"))
+            sizes = _size_argument(args[1:], kwargs.get("size") or kwargs.get("repeats"),
+                                   keep=-1 if name == "expand" else None)
             if sizes is not None:
                 grow = math.prod(sizes) * (args[0].numel() if name == "repeat" else 1)
                 self.budget.check_shape((grow,), node)
@@ -620,10 +630,13 @@ class Interpreter:
         return value
 
     def guarded(self, node, compute):
-        """Run ``compute``; an error PyTorch or Python would raise becomes the snippet's."""
+        """Run ``compute`` (a call the snippet makes); what it raises is the snippet's error,
+        as a traceback would show it in Python."""
         try:
             return compute()
-        except USER_ERRORS as error:
+        except (MemoryError, RecursionError):
+            raise  # limits, reported by run()
+        except Exception as error:  # noqa: BLE001 - any error of the call is the snippet's
             raise _Raised(error, node) from None
 
     def user_error(self, node, error):
@@ -738,14 +751,16 @@ def _count_numbers(data):
     return count
 
 
-def _size_argument(args, size):
-    """The shape in ``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=[2, 3])``; None if unclear."""
+def _size_argument(args, size, keep=None):
+    """The shape in ``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=[2, 3])``; None if unclear.
+    ``keep``: the size that means "as it is" (``expand(-1, 4)``), counted as 1."""
     if size is not None:
         args = [size]
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         args = args[0]
     if not args or not all(_is_int(a) for a in args):
         return None
+    args = [1 if a == keep else a for a in args]
     if any(a < 0 for a in args):
         return None  # the function raises PyTorch's error
     return tuple(args)

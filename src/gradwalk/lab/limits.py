@@ -26,7 +26,7 @@ class Limits:
     response_bytes: int = 8 * 1024 * 1024
     seconds: float = 5.0  # wall time per request; the worker is killed after this
     memory_bytes: int = 1024 * 1024 * 1024  # address space added on top of a fresh worker's
-    concurrent: int = 16  # requests running or waiting for a worker; more get 503
+    concurrent: int = 64  # requests running or waiting for a worker; more get 503
 
     def but(self, **changes):
         """A copy with some limits changed: ``DEFAULT_LIMITS.but(seconds=0.5)``."""
@@ -73,17 +73,17 @@ def check_source_text(source, limits):
     if len(source) > limits.source_chars:
         raise LimitError(f"the snippet has {len(source):,} characters; the limit is "
                          f"{limits.source_chars:,}")
-    depth, line, col = _deepest_bracket(source)
-    if depth > limits.nesting:
-        raise LimitError(f"brackets are nested {depth} deep here; the limit is {limits.nesting}",
-                         line, col)
+    too_deep = _too_deep_bracket(source, limits.nesting)
+    if too_deep is not None:
+        raise LimitError(f"brackets are nested more than {limits.nesting} deep here",
+                         *too_deep)
 
 
-def _deepest_bracket(source):
-    """Deepest nesting of ( [ { outside strings and comments, with where it first exceeds.
-    A plain scan, not tokenize, so that it also works on text that does not parse."""
-    depth = deepest = 0
-    where = (None, None)
+def _too_deep_bracket(source, limit):
+    """(line, col) of the first ( [ { nested deeper than ``limit``, outside strings and
+    comments; None if there is none. A plain scan, not tokenize, so that it also works on text
+    that does not parse."""
+    depth = 0
     line, col = 1, 0
     quote = None
     i, n = 0, len(source)
@@ -114,13 +114,12 @@ def _deepest_bracket(source):
             continue
         elif ch in "([{":
             depth += 1
-            if depth > deepest:
-                deepest = depth
-                where = (line, col)
+            if depth > limit:
+                return line, col
         elif ch in ")]}":
             depth = max(depth - 1, 0)
         i += 1
-    return deepest, where[0], where[1]
+    return None
 
 
 def check_int(value, limits, node):

@@ -190,6 +190,7 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
         middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.pool = pool
+    app.state.api = api
     app.state.limits = limits
     app.state.static_dir = static_dir
     return app
