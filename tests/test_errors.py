@@ -1,6 +1,9 @@
 """Every error a user meets, with PyTorch's exact wording (facts §4-§8): each snippet runs under
 both libraries and must raise the same exception type with the same message (up to PyTorch's
 "(Triggered internally at ...)" suffix)."""
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pytest
@@ -343,16 +346,24 @@ def test_reading_grad_of_a_non_leaf_warns_like_pytorch():
     assert caught[0] == caught[1] and len(caught[0]) == 1 and caught[0][0][0] is UserWarning
 
 
-def test_create_graph_backward_warns_like_pytorch():
-    caught = []
-    for lib in (gradwalk, torch):
-        x = lib.tensor(2.0, requires_grad=True)
+def test_create_graph_backward_warns_once_per_process_like_pytorch():
+    """PyTorch warns with TORCH_WARN_ONCE, so each library runs in a fresh process."""
+    script = textwrap.dedent("""
+        import warnings, sys
+        import {lib} as torch
+        x = torch.tensor(2.0, requires_grad=True)
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             (x ** 3).backward(create_graph=True)
-        caught.append([message(w.message) for w in record if w.category is UserWarning])
-        x.grad = None
-    assert caught[0] == caught[1] and len(caught[0]) == 1
+            x.grad = None
+            (x ** 3).backward(create_graph=True)
+        for w in record:
+            print(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
+    """)
+    outputs = [subprocess.run([sys.executable, "-c", script.format(lib=lib)], capture_output=True,
+                              text=True, check=True).stdout for lib in ("gradwalk", "torch")]
+    assert outputs[0] == outputs[1]
+    assert outputs[0].count("UserWarning Using backward() with create_graph=True") == 1
 
 
 def test_in_place_allowed_under_no_grad_and_through_data():

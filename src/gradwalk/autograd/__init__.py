@@ -20,6 +20,16 @@ _CREATE_GRAPH_WARNING = (
     "of your parameters to None after use to break the cycle and avoid the leak.")
 
 
+_create_graph_warned = [False]
+
+
+def _warn_create_graph_once():
+    """PyTorch issues this warning with ``TORCH_WARN_ONCE``: once per process."""
+    if not _create_graph_warned[0]:
+        _create_graph_warned[0] = True
+        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=4)
+
+
 def _tensor_or_tensors_to_tuple(tensors, length):
     from ..tensor import Tensor
 
@@ -99,7 +109,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and inputs is None:
-        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
+        _warn_create_graph_once()
     run_backward(outputs, grads, retain_graph, create_graph,
                  inputs=tuple(inputs) if inputs is not None else None, accumulate_grad=True)
 

@@ -189,7 +189,8 @@ class PowScalar(Op):
         e = ctx._attrs["exponent"]
         if e == 0:
             return g * 0.0,
-        return g * (ctx.self.pow(e - 1) * e),
+        # ``exponent * self.pow(exponent - 1)`` with a C++ Scalar: mul.Scalar, MulBackward1
+        return g * mul_scalar(ctx.self.pow(e - 1), e),
 
     def jvp(x, out, dx, exponent):
         return dx * 0.0 if exponent == 0 else dx * (x.pow(exponent - 1) * exponent)
@@ -398,6 +399,30 @@ class Sigmoid(Op):
         return sigmoid_backward(dx, out)
 
 
+class ThresholdBackward(Op):
+    """``threshold_backward(grad, y, 0) = grad * (y > 0)``: relu's formula as an op of its own, as
+    in PyTorch, so that its derivative w.r.t. ``y`` is an explicit zero and third derivatives of a
+    relu stay connected to the graph."""
+
+    name = "ThresholdBackwardBackward0"
+
+    def forward(g, y):
+        return g * (y > 0)
+
+    def save(ctx, g, y, out):
+        ctx.save(self=y)
+
+    def backward(ctx, gg):
+        from . import functions as F
+
+        need = ctx.needs_input_grad
+        return (threshold_backward(gg, ctx.self) if need[0] else None,
+                F.zeros_like(gg) if need[1] else None)
+
+    def jvp(g, y, out, dg, dy):
+        return threshold_backward(dg, y)
+
+
 class Relu(Op):
     name = "ReluBackward0"
 
@@ -408,10 +433,10 @@ class Relu(Op):
         ctx.save_result("result", out)
 
     def backward(ctx, g):
-        return g * (ctx.result > 0),  # relu'(0) = 0
+        return threshold_backward(g, ctx.result),  # relu'(0) = 0
 
     def jvp(x, out, dx):
-        return dx * (out > 0)
+        return threshold_backward(dx, out)
 
 
 class Rsqrt(Op):
@@ -876,6 +901,16 @@ def round(input):  # noqa: A001
 @export()
 def rsqrt(input):
     return _unary(Rsqrt, input)
+
+
+def threshold_backward(grad, output):
+    return apply_op(ThresholdBackward, (grad, output), out_dtype=result_dtype(grad, output))
+
+
+def mul_scalar(input, number):
+    """``tensor * number`` as ATen's ``mul.Scalar`` (MulBackward1): the number is no input at all."""
+    return apply_op(MulScalar, (input,), {"other": number},
+                    out_dtype=result_dtype(input, wrap_number(number)))
 
 
 def tanh_backward(grad, output):

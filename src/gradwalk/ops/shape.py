@@ -693,6 +693,8 @@ def sum_to_size(input, *size):
     size = tuple(_shape_arg(size))
     if input.shape == size:
         return input
+    if size == ():
+        return input.sum()  # at::sum_to to a 0-dim shape: a plain sum (SumBackward0)
     lead = input.ndim - len(size)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
                                 if s == 1 and input.shape[lead + i] != 1]
