@@ -27,7 +27,7 @@ FUNCTIONS = {
     "pow_tensor": (lambda lib, x: x ** (x * 0.5), 1.4),
     "rpow": (lambda lib, x: 2 ** x - x.neg().exp(), 0.5),
     "relu_square": (lambda lib, x: lib.relu(x) * x, 0.6),
-    "mean_of_vector": (lambda lib, x: (x * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).pow(2).mean(), 0.5),
+    "mean_of_vector": (lambda lib, x: (x * lib.arange(1.0, 4.0, dtype=lib.float64)).pow(2).mean(), 0.5),
 }
 
 
