@@ -80,7 +80,9 @@ class Zero(Op):
 
 
 class Fill(Op):
-    name = "FillBackward0"
+    """``x.fill_(2.0)`` (ATen's ``fill_.Scalar``)."""
+
+    name = "FillBackward2"
 
     def forward(x, value):
         return np.full_like(x, value)
@@ -90,6 +92,22 @@ class Fill(Op):
 
     def jvp(x, out, dx, value):
         return dx * 0.0
+
+
+class FillTensor(Op):
+    """``x.fill_(t)`` with a 0-dim tensor ``t`` (``fill_.Tensor``): ``t`` gets the summed gradient."""
+
+    name = "FillBackward3"
+
+    def forward(x, value):
+        return np.full_like(x, value)
+
+    def backward(ctx, g):
+        need = ctx.needs_input_grad
+        return (g * 0.0 if need[0] else None, g.sum() if need[1] else None)
+
+    def jvp(x, value, out, dx, dvalue):
+        return dvalue.expand(out.shape)
 
 
 class Copy(Op):
@@ -117,7 +135,11 @@ def zero_(self):
 def fill_(self, value):
     Tensor = _tensor.Tensor
     if isinstance(value, Tensor):
-        value = value.item()
+        if value.ndim != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions.")
+        return _inplace(FillTensor, self, (value,))
     return _inplace(Fill, self, (), {"value": value})
 
 
