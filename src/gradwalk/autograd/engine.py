@@ -368,6 +368,7 @@ class GraphTask:
         if _anomaly.enabled and _anomaly.check_nan:
             for i, out in enumerate(outputs):
                 if out is not None and np.isnan(out._data).any():
+                    _anomaly.warn_for(fn)
                     raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
         self._send(fn, outputs)
 
