@@ -265,7 +265,7 @@ def _stacked(rows, shape, inp, stack):
         from ..ops.functions import zeros
 
         return zeros(shape, dtype=inp.dtype)
-    return stack(rows, 0).view(shape)
+    return stack(rows, 0).reshape(shape)
 
 
 def _jacobian_forward(func, inputs, strict):

@@ -159,7 +159,14 @@ class BinaryCrossEntropy(Op):
             gx = gx * Tensor._make(w)
         if ctx._attrs["reduction"] == 1:
             gx = gx / x.numel()
-        return gx, None
+        gt = None
+        if ctx.needs_input_grad[1]:  # d/dt = log(1 - x) - log(x), with PyTorch's clamp at -100
+            gt = g * ((-x).log1p().clamp_min(-100) - x.log().clamp_min(-100))
+            if w is not None:
+                gt = gt * Tensor._make(w)
+            if ctx._attrs["reduction"] == 1:
+                gt = gt / x.numel()
+        return gx, gt
 
     def jvp(x, t, out, dx, dt, weight, reduction):
         slope_x = (x - t) / ((1 - x) * x).clamp_min(1e-12)

@@ -841,14 +841,16 @@ def setitem(input, index, value):
     if len(np_index) == 1:
         np_index = np_index[0]
     value = as_tensor_arg(value)
-    if not _state.grad_enabled or not (input.requires_grad or value.requires_grad):
+    dual = input._fw_grads or value._fw_grads  # forward AD: the write must carry the tangent too
+    if not dual and (not _state.grad_enabled or not (input.requires_grad or value.requires_grad)):
         input._array()[np_index] = value._py if value._is_wrapped_number else value._data
         input._version_counter[0] += 1
         return
-    if input.grad_fn is None and input.requires_grad:  # x[0] = 5. writes through a view of x
+    if _state.grad_enabled and input.grad_fn is None and input.requires_grad:  # x[0] = 5. writes through a view of x
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.")
-    _check_inplace(input)
+    if _state.grad_enabled:
+        _check_inplace(input)
     if value._is_wrapped_number:
         value = Tensor._make(np.asarray(value._py, dtype=input._data.dtype))
     apply_op(CopySlices, (input, value), {"index": np_index}, inplace=input)
