@@ -81,7 +81,7 @@ def _tensor_str(values, indent, fmt, summarize):
     if values.ndim == 1:
         items = [fmt.format(v.item() if values.dtype.kind != "b" else bool(v)) for v in values]
         if summarize and len(items) > 2 * EDGEITEMS:
-            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
+            items = items[:EDGEITEMS] + [" ..."] + items[-EDGEITEMS:]  # PyTorch's " ..." element
         per_line = max(1, int(math.floor((LINEWIDTH - indent) / (fmt.max_width + 2))))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

@@ -127,7 +127,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             raise ValueError(f"expected sequence of equal-length lists: {e}") from None
         if arr.dtype == object:
             raise TypeError(f"Could not infer dtype of {type(data).__name__}")
-        if isinstance(data, np.ndarray):
+        if isinstance(data, (np.ndarray, np.generic)):  # np.float64(1.5) keeps its dtype too
             inferred = _dtype.from_numpy_dtype(data.dtype)
         elif arr.dtype.kind == "f":
             inferred = float32
