@@ -25,19 +25,18 @@ class _Formatter:
             for v in flat:
                 self.max_width = max(self.max_width, len(str(v.item() if hasattr(v, "item") else v)))
             return
+        # As torch/_tensor_str.py: only nonzero finite values decide the mode and the width
+        # (nan, inf and zeros are printed unpadded beside them).
         finite = flat[np.isfinite(flat)]
-        nonzero = np.abs(finite[finite != 0]).astype(np.float64)
+        nonzero = finite[finite != 0].astype(np.float64)
         if nonzero.size == 0:
-            self.max_width = max([len(self._fmt_plain(v)) for v in flat] or [1])
             return
+        magnitude = np.abs(nonzero)
         self.int_mode = bool(np.all(np.ceil(nonzero) == nonzero))
-        nz_max, nz_min = nonzero.max(), nonzero.min()
-        if self.int_mode:
-            if nz_max > 1e8:
-                self.sci_mode = True
-        elif nz_max / nz_min > 1000.0 or nz_max > 1e8 or nz_min < 1e-4:
-            self.sci_mode = True
-        self.max_width = max(len(self.format(v, pad=False)) for v in flat)
+        nz_max, nz_min = magnitude.max(), magnitude.min()
+        self.sci_mode = nz_max / nz_min > 1000.0 or nz_max > 1e8 or (
+            not self.int_mode and nz_min < 1e-4)
+        self.max_width = max(len(self.format(v, pad=False)) for v in nonzero)
 
     def _fmt_plain(self, v):
         if not self.floating:
