@@ -26,6 +26,7 @@ engine by ``gradwalk.autograd.stepper``; the result follows docs/lab-api.md.
 import ast
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -151,7 +152,9 @@ def parse(source, limits=DEFAULT_LIMITS):
         raise SnippetError("the snippet must be text")
     check_source_text(source, limits)
     try:
-        tree = ast.parse(source, mode="exec")
+        with warnings.catch_warnings():  # "invalid escape sequence" and such: not our output
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, mode="exec")
     except SyntaxError as e:
         raise SnippetSyntaxError(e.msg or "invalid syntax", e.lineno, e.offset) from None
     except ValueError:  # null bytes

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import anyio
 from starlette.applications import Starlette
+from starlette.endpoints import HTTPEndpoint
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
 import gradwalk
@@ -55,11 +56,11 @@ is missing.</p>
 """
 
 
-def error_response(status, type_, message):
+def error_response(status, type_, message, headers=None):
     """A refusal outside the snippet (bad JSON, too large, busy), with docs/lab-api.md's ERROR."""
     return JSONResponse({"detail": message, "error": {"type": type_, "message": message,
                                                       "line": None, "col": None}},
-                        status_code=status)
+                        status_code=status, headers=headers)
 
 
 class LabAPI:
@@ -120,6 +121,11 @@ class LabAPI:
         return JSONResponse(openapi_description(self.limits))
 
 
+class RunEndpoint(HTTPEndpoint):
+    async def post(self, request):
+        return await request.app.state.api.run(request)
+
+
 def _check_payload(payload):
     if not isinstance(payload, dict):
         return 'the body must be a JSON object: {"source": "...", "mode": "pytorch"}'
@@ -165,14 +171,16 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
     api = LabAPI(limits, pool)
     static_dir = Path(static_dir)
     routes = [
-        Route("/api/run", api.run, methods=["POST"]),
+        Route("/api/run", RunEndpoint),  # a class: other methods get 405 with Allow: POST
         Route("/api/presets", api.presets, methods=["GET"]),
         Route("/api/health", api.health, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
     routes += figure_routes.routes  # the figures, the PyTorch check, the profiler view
     if (static_dir / "index.html").is_file():
-        routes.append(Mount("/", app=StaticFiles(directory=static_dir, html=True)))
+        # a Route, not a Mount, so that a wrong method on /api/... gets that route's 405
+        routes.append(Route("/{path:path}", StaticFiles(directory=static_dir, html=True),
+                            methods=["GET", "HEAD"]))
     else:
         routes.append(Route("/", missing_bundle, methods=["GET"]))
         routes.append(Route("/index.html", missing_bundle, methods=["GET"]))

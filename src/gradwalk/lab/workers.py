@@ -66,6 +66,9 @@ def _limit_memory(extra_bytes):
 
 
 def _worker_main(connection, limits):
+    import warnings
+
+    warnings.simplefilter("ignore")  # NumPy's overflow warnings etc. are not the server's log
     _limit_memory(limits.memory_bytes)
     while True:
         try:
