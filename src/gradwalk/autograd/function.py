@@ -357,14 +357,13 @@ def once_differentiable(fn):
 
 
 class _DelayedError(Error):
+    """PyTorch's DelayedError: the ``Error`` node it makes takes a sequence number like any op."""
+
     __slots__ = ()
 
     def __init__(self, msg, next_functions):
         Node.__init__(self, next_functions)
         self.msg = msg
-
-    def name(self):
-        return "torch::autograd::DelayedError"
 
 
 class InplaceFunction(Function):
