@@ -1,0 +1,182 @@
+"""The lab in a real browser (Playwright + Debian's chromium, headless): load the page, run each
+preset, step to the end and check the panels against the API; backward() again fails, and
+passes with retain_graph; the mode switch; no console errors and no request that leaves the
+machine. Screenshots go to artifacts/screenshots/.
+
+The page is the bundle built from web/ (`cd web && npm ci && npm run build`); without it these
+tests fail, they do not skip.
+"""
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from gradwalk.lab.presets import PRESETS
+from gradwalk.lab.server import STATIC_DIR
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+NEURON = PRESETS[0]["source"]
+ERR_TWICE = "Trying to backward through the graph a second time"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+@pytest.fixture
+def lab(page, live_server):
+    """The page, loaded and ready; after the test: no console errors, nothing fetched from
+    anywhere but the lab's own server."""
+    for name in ("index.html", "main.js", "main.css"):
+        assert (STATIC_DIR / name).is_file(), (
+            f"the lab's page is not built ({STATIC_DIR / name} is missing): "
+            f"run `cd web && npm ci && npm run build`")
+    errors, external = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def guard(route):
+        url = route.request.url
+        if url.startswith(live_server) or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            external.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.expected_console_errors = []  # a test that expects a 4xx answer adds its pattern here
+    page.goto(f"{live_server}/")
+    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
+    yield page
+    unexpected = [e for e in errors
+                  if not any(re.search(p, e) for p in page.expected_console_errors)]
+    assert unexpected == []
+    assert external == []
+
+
+def api_run(live_server, source, mode="pytorch"):
+    response = httpx.post(f"{live_server}/api/run", json={"source": source, "mode": mode})
+    assert response.status_code == 200
+    return response.json()
+
+
+def run_and_wait(page, action):
+    """Do ``action`` (which starts a run) and wait until the page has the answer."""
+    before = page.locator("body").get_attribute("data-runs") or "0"
+    action()
+    expect(page.locator("body")).not_to_have_attribute("data-runs", before, timeout=20_000)
+    expect(page.locator("body")).to_have_attribute("data-busy", "0")
+
+
+def go_to_end(page):
+    page.click("#end")
+    frames = int(page.locator("body").get_attribute("data-frames"))
+    expect(page.locator("body")).to_have_attribute("data-frame", str(frames - 1))
+
+
+def numbers(text):
+    return [float(n) for n in NUMBER.findall(text)]
+
+
+def flat(data):
+    if isinstance(data, list):
+        return [x for item in data for x in flat(item)]
+    return [data]
+
+
+def assert_leaf_grads_shown(page, answer):
+    for leaf in answer["leaves"]:
+        cell = page.locator(f'#leafgrads tr[data-leaf="{leaf["name"]}"] td').nth(2)
+        shown = numbers(cell.inner_text())
+        expected = flat(leaf["grad"]["data"])
+        assert len(shown) == len(expected), (leaf["name"], shown, expected)
+        for s, e in zip(shown, expected):
+            assert s == pytest.approx(e, abs=6e-7), leaf["name"]
+
+
+def screenshot(page, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("preset", PRESETS, ids=[p["id"] for p in PRESETS])
+def test_each_preset_steps_to_the_end_with_the_apis_gradients(lab, live_server, preset):
+    run_and_wait(lab, lambda: lab.select_option("#preset", preset["id"]))
+    answer = api_run(live_server, preset["source"])
+    steps = answer["passes"][0]["steps"]
+    expect(lab.locator("body")).to_have_attribute("data-frames", str(len(steps) + 1))
+    nodes = answer["passes"][0]["graph"]["nodes"]
+    expect(lab.locator("#graph svg g.node[data-name]")).to_have_count(len(nodes))
+    for node in nodes:
+        expect(lab.locator(f'#graph svg g.node[data-id="{node["id"]}"]')).to_have_attribute(
+            "data-name", node["name"])
+
+    lab.click("#step")
+    expect(lab.locator("body")).to_have_attribute("data-step", "0")
+    expect(lab.locator("#log")).to_contain_text(steps[0]["text"])
+    go_to_end(lab)
+    expect(lab.locator("#log")).to_contain_text(steps[-1]["text"])
+    expect(lab.locator("#error")).to_be_hidden()
+    assert_leaf_grads_shown(lab, answer)
+    for panel in ("#queue", "#deps", "#buffers", "#saved"):
+        expect(lab.locator(panel)).not_to_be_empty()
+    screenshot(lab, f"preset-{preset['id']}")
+
+
+def test_backward_again_shows_pytorchs_error_and_retain_graph_fixes_it(lab, live_server):
+    run_and_wait(lab, lambda: lab.click("#again"))
+    expect(lab.locator("#error")).to_be_visible()
+    expect(lab.locator("#error")).to_contain_text(ERR_TWICE)
+    go_to_end(lab)
+    expect(lab.locator("body")).to_have_attribute("data-step-error", "1")
+    screenshot(lab, "backward-again-error")
+
+    run_and_wait(lab, lambda: lab.check("#retain"))
+    expect(lab.locator("#error")).to_be_hidden()
+    go_to_end(lab)
+    answer = api_run(live_server, NEURON.replace("y.backward()", "y.backward(retain_graph=True)")
+                     + "y.backward()\n")
+    assert answer["ok"] and len(answer["passes"]) == 2
+    assert_leaf_grads_shown(lab, answer)  # accumulated over both passes
+    screenshot(lab, "backward-again-retain-graph")
+
+
+def test_mode_switch_same_gradients_other_order(lab, live_server):
+    mixed = next(p for p in PRESETS if p["id"] == "mixed")
+    run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
+    run_and_wait(lab, lambda: lab.select_option("#mode", "topo"))
+    topo = api_run(live_server, mixed["source"], "topo")
+    pytorch = api_run(live_server, mixed["source"], "pytorch")
+    order = [s["node"] for s in topo["passes"][0]["steps"]]
+    assert order != [s["node"] for s in pytorch["passes"][0]["steps"]]
+    lab.click("#step")
+    expect(lab.locator("#log")).to_contain_text(topo["passes"][0]["steps"][0]["text"])
+    go_to_end(lab)
+    assert_leaf_grads_shown(lab, topo)
+    assert_leaf_grads_shown(lab, pytorch)  # the same gradients
+    screenshot(lab, "mode-topo")
+
+
+def test_keyboard_alone_steps_and_a_narrow_window(lab):
+    lab.locator("#controls").focus()
+    lab.keyboard.press("ArrowRight")
+    expect(lab.locator("body")).to_have_attribute("data-step", "0")
+    lab.keyboard.press("End")
+    frames = int(lab.locator("body").get_attribute("data-frames"))
+    expect(lab.locator("body")).to_have_attribute("data-frame", str(frames - 1))
+    lab.set_viewport_size({"width": 480, "height": 900})
+    expect(lab.locator("#graph svg")).to_be_visible()
+    screenshot(lab, "narrow")
+
+
+def test_a_refused_snippet_is_shown_with_its_line(lab):
+    # chromium logs every 4xx answer as "Failed to load resource"
+    lab.expected_console_errors.append(r"status of 400 \(Bad Request\)")
+    editor = lab.locator("#editor .cm-content")
+    editor.click()
+    lab.keyboard.press("Control+a")
+    lab.keyboard.type("x = torch.tensor(1.0, requires_grad=True)\nimport os\n")
+    run_and_wait(lab, lambda: lab.click("#run"))
+    expect(lab.locator("#error")).to_be_visible()
+    expect(lab.locator("#error")).to_contain_text("imports are not allowed")
+    screenshot(lab, "refused-snippet")
