@@ -429,16 +429,16 @@ class GraphTask:
                 if exec_info is not None and not exec_info.get(next_fn, (False, False))[0]:
                     continue  # not on a path to a requested input
                 buffer = [None] * len(next_fn._input_metadata)
-                _add_to_buffer(buffer, input_nr, grad)
+                buffer[input_nr] = grad  # the first gradient is moved in as it is
                 if remaining == 0:
-                    self.queue.push((_priority(next_fn), next_fn, buffer))
+                    self.queue.push((next_fn._sequence_nr_value, next_fn, buffer))
                 else:
                     not_ready[next_fn] = buffer
             else:
                 _add_to_buffer(buffer, input_nr, grad)
                 if remaining == 0:
                     del not_ready[next_fn]
-                    self.queue.push((_priority(next_fn), next_fn, buffer))
+                    self.queue.push((next_fn._sequence_nr_value, next_fn, buffer))
             if observer is not None:
                 observer.on_send(self, fn, i, next_fn, input_nr, grad, remaining)
 
