@@ -104,7 +104,9 @@ class WorkerPool:
         self.size = size or default_pool_size()
         self.limits = limits
         self.context = multiprocessing.get_context("forkserver")
-        self.context.set_forkserver_preload(["gradwalk.lab.interpreter"])
+        # torch (when installed) too, for "Check against PyTorch": imported once in the fork
+        # server, it costs a worker nothing; imported per worker it would eat the time limit
+        self.context.set_forkserver_preload(["gradwalk.lab.interpreter", "torch"])
         self.idle = queue.Queue()
         self.lock = threading.Lock()
         self.workers = []

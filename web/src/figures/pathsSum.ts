@@ -51,13 +51,13 @@ export const pathsSum: FigurePage = {
   title: "Gradients sum over paths",
   lede: "x feeds two operations, so its gradient arrives along two routes: dL/dx = y + z, assembled with +=. Simulate the = bug.",
   mount(root) {
-    const xs = slider({ id: "x", label: "x", min: -3, max: 3, step: 0.5, value: 2 });
-    const ys = slider({ id: "y", label: "y", min: -3, max: 3, step: 0.5, value: 3 });
-    const zs = slider({ id: "z", label: "z", min: -3, max: 3, step: 0.5, value: 4 });
+    const xs = slider({ id: "x", label: "x", min: -5, max: 5, step: 0.5, value: 2 });
+    const ys = slider({ id: "y", label: "y", min: -5, max: 5, step: 0.5, value: 3 });
+    const zs = slider({ id: "z", label: "z", min: -5, max: 5, step: 0.5, value: 4 });
     const bug = toggle("bug", "simulate the bug: grad = g instead of grad += g");
     const reset = h("button", { type: "button", id: "reset-steps" }, "Reset");
     const back = h("button", { type: "button", id: "back-step" }, "Back");
-    const step = h("button", { type: "button", id: "step", class: "primary" }, "Step backward");
+    const step = h("button", { type: "button", id: "step-backward", class: "primary" }, "Step backward");
     const end = h("button", { type: "button", id: "end-steps" }, "Run to end");
     const position = h("span", { class: "position", id: "step-position" });
     const drawing = h("div", { class: "diagram-box" });
