@@ -1,0 +1,1 @@
+"""``gradwalk train``: real training runs (xor, moons, digits, digits-cnn); see ``cli.py``."""
