@@ -86,7 +86,8 @@ def main():
     print("| variant | gradwalk saved bytes | vs none | PyTorch saved bytes | gradwalk s | PyTorch s |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for variant, gw_bytes, gw_s, pt_bytes, pt_s in rows:
-        print(f"| {variant} | {gw_bytes:,} | {gw_bytes / base:.2f}x | {pt_bytes:,} | {gw_s:.4f} | {pt_s:.4f} |")
+        print(f"| {variant} | {gw_bytes:,} | {gw_bytes / base:.2f}x | {pt_bytes:,} "
+              f"| {gw_s:.4f} | {pt_s:.4f} |")
 
 
 if __name__ == "__main__":

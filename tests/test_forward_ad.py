@@ -64,7 +64,8 @@ def test_the_tangent_is_stored_as_given_and_the_dual_is_a_view():
 def test_tangents_flow_when_no_input_requires_grad_and_under_no_grad():
     for lib, ad in ((gradwalk, fwAD), (torch, torch.autograd.forward_ad)):
         with ad.dual_level(), lib.no_grad():
-            d = ad.make_dual(lib.tensor([0.3, 0.6], dtype=lib.float64), lib.tensor([1.0, 2.0], dtype=lib.float64))
+            d = ad.make_dual(lib.tensor([0.3, 0.6], dtype=lib.float64),
+                             lib.tensor([1.0, 2.0], dtype=lib.float64))
             tangent = ad.unpack_dual((d * d).sin()).tangent
         expected = np.cos(np.array([0.09, 0.36])) * 2 * np.array([0.3, 0.6]) * np.array([1.0, 2.0])
         np.testing.assert_allclose(np.asarray(tangent.tolist()), expected)
@@ -199,7 +200,8 @@ OPS = {
     "nll_loss": (lambda t, F, a: F.nll_loss(a, t.tensor(TARGET)), [M((3, 3))]),
     "cross_entropy": (lambda t, F, a: F.cross_entropy(a, t.tensor(TARGET)), [M((3, 3))]),
     "bce": (lambda t, F, a, b: F.binary_cross_entropy(a.sigmoid(), b), [M((3,)), P((3,), 0.1, 0.9)]),
-    "bce_with_logits": (lambda t, F, a, b: F.binary_cross_entropy_with_logits(a, b), [M((3,)), P((3,), 0.1, 0.9)]),
+    "bce_with_logits": (lambda t, F, a, b: F.binary_cross_entropy_with_logits(a, b),
+                        [M((3,)), P((3,), 0.1, 0.9)]),
     "mm": (lambda t, F, a, b: a @ b, [M((2, 3)), M((3, 2))]),
     "bmm": (lambda t, F, a, b: t.bmm(a, b), [M((2, 2, 3)), M((2, 3, 2))]),
     "dot": (lambda t, F, a, b: a @ b, [M((3,)), M((3,))]),

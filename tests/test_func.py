@@ -72,11 +72,13 @@ CASES = {
         f64(t, [0.1, 0.2]), f64(t, [0.3, -0.4])),
     "grad_argnums_tuple": lambda t, fn: fn.grad(lambda a, b: (a.sin() * b).sum(), argnums=(0, 1))(
         f64(t, [0.1, 0.2]), f64(t, [0.3, -0.4])),
-    "grad_has_aux": lambda t, fn: fn.grad(lambda a: ((a ** 2).sum(), a.mean()), has_aux=True)(f64(t, [1.0, 3.0])),
+    "grad_has_aux": lambda t, fn: fn.grad(lambda a: ((a ** 2).sum(), a.mean()), has_aux=True)(
+        f64(t, [1.0, 3.0])),
     "grad_dict_input": lambda t, fn: fn.grad(lambda p: (p["w"] * p["b"]).sum())(
         {"w": f64(t, [1.0, 2.0]), "b": f64(t, [3.0, 4.0])}),
     "grad_and_value": lambda t, fn: fn.grad_and_value(lambda a: a.exp().sum())(f64(t, [0.1, 0.2])),
-    "vjp": lambda t, fn: (lambda r: (r[0], r[1](f64(t, [1.0, -2.0]))))(fn.vjp(lambda a: a.sin() * 2, f64(t, [0.1, 0.2]))),
+    "vjp": lambda t, fn: (lambda r: (r[0], r[1](f64(t, [1.0, -2.0]))))(
+        fn.vjp(lambda a: a.sin() * 2, f64(t, [0.1, 0.2]))),
     "vjp_two_outputs": lambda t, fn: (lambda r: (r[0], r[1]((f64(t, [1.0, 1.0]), f64(t, 2.0)))))(
         fn.vjp(lambda a: (a.exp(), a.sum()), f64(t, [0.1, 0.2]))),
     "vjp_has_aux": lambda t, fn: (lambda r: (r[0], r[1](f64(t, 1.0)), r[2]))(
@@ -92,8 +94,10 @@ CASES = {
     "jacrev_tuple_output": lambda t, fn: fn.jacrev(lambda a: (a.exp(), a.sum()))(f64(t, [0.1, 0.2])),
     "jacrev_has_aux": lambda t, fn: fn.jacrev(lambda a: (a ** 2, a.sum()), has_aux=True)(f64(t, [0.1, 0.2])),
     "jacfwd": lambda t, fn: fn.jacfwd(lambda a: a.sin() * a.sum())(f64(t, [0.1, 0.2, 0.3])),
-    "jacfwd_matrix_input": lambda t, fn: fn.jacfwd(lambda m: m.tanh().sum(0))(f64(t, [[0.1, 0.2], [0.3, 0.4]])),
-    "jacfwd_argnums": lambda t, fn: fn.jacfwd(lambda a, b: a * b, argnums=1)(f64(t, [1.0, 2.0]), f64(t, [3.0, 4.0])),
+    "jacfwd_matrix_input": lambda t, fn: fn.jacfwd(lambda m: m.tanh().sum(0))(
+        f64(t, [[0.1, 0.2], [0.3, 0.4]])),
+    "jacfwd_argnums": lambda t, fn: fn.jacfwd(lambda a, b: a * b, argnums=1)(
+        f64(t, [1.0, 2.0]), f64(t, [3.0, 4.0])),
     "hessian": lambda t, fn: fn.hessian(lambda a: (a.sin() * a.exp()).sum())(f64(t, [0.1, 0.2, 0.3])),
     "hessian_argnums": lambda t, fn: fn.hessian(lambda a, b: (a * a * b).sum(), argnums=1)(
         f64(t, [1.0, 2.0]), f64(t, [3.0, 4.0])),
@@ -104,7 +108,8 @@ CASES = {
     "vmap": lambda t, fn: fn.vmap(lambda a: a.sum() * a)(f64(t, [[1.0, 2.0], [3.0, 4.0]])),
     "vmap_in_dims": lambda t, fn: fn.vmap(lambda a, b: a * b, in_dims=(1, None))(
         f64(t, [[1.0, 2.0], [3.0, 4.0]]), f64(t, [5.0, 6.0])),
-    "vmap_of_grad": lambda t, fn: fn.vmap(fn.grad(lambda a: (a ** 3).sum()))(f64(t, [[1.0, 2.0], [3.0, 4.0]])),
+    "vmap_of_grad": lambda t, fn: fn.vmap(fn.grad(lambda a: (a ** 3).sum()))(
+        f64(t, [[1.0, 2.0], [3.0, 4.0]])),
 }
 
 

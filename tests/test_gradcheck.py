@@ -28,7 +28,8 @@ x = torch.tensor([0.3, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
 def test_the_defaults_are_pytorchs():
     import inspect
 
-    for ours, theirs in ((gradcheck, torch.autograd.gradcheck), (gradgradcheck, torch.autograd.gradgradcheck)):
+    pairs = ((gradcheck, torch.autograd.gradcheck), (gradgradcheck, torch.autograd.gradgradcheck))
+    for ours, theirs in pairs:
         mine = {k: v.default for k, v in inspect.signature(ours).parameters.items()}
         torchs = {k: v.default for k, v in inspect.signature(theirs).parameters.items()}
         assert mine == torchs
@@ -64,7 +65,8 @@ except RuntimeError as e:
 
 
 def test_raise_exception_false_returns_false():
-    gw, pt = run_both(WRONG_SIN + "ok = torch.autograd.gradcheck(WrongSin.apply, (x,), raise_exception=False)")
+    gw, pt = run_both(WRONG_SIN + "ok = torch.autograd.gradcheck(WrongSin.apply, (x,), "
+                                  "raise_exception=False)")
     assert gw["ok"] is pt["ok"] is False
 
 

@@ -180,7 +180,8 @@ class _Recomputation:
 
 def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, args, kwargs):
     if determinism_check not in ("default", "none"):
-        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+        raise ValueError(
+            f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
     frame = _Recomputation(function, args, kwargs, _rng_state() if preserve else None, preserve, context_fn)
     forward_context, _ = context_fn()
     with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
