@@ -16,7 +16,7 @@ Layout: ``tensor.py`` (the Tensor), ``ops/`` (each op's forward, backward and jv
 ``optim/``, ``utils/`` and ``lab/`` (the web page).
 """
 from . import _dtype
-from ._dtype import (Size, bool_ as bool, double, dtype, float, float16, float32,  # noqa: A004
+from ._dtype import (Size, bool_ as bool, double, dtype, float, float16, float32,  # noqa: F401
                      float64, half, int, int8, int16, int32, int64, long, short, uint8)
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                         is_inference_mode_enabled, no_grad, set_grad_enabled)

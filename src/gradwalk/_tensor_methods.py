@@ -34,8 +34,10 @@ def _install():
     Tensor.__le__ = lambda self, other: P.le(self, other)
     Tensor.__gt__ = lambda self, other: P.gt(self, other)
     Tensor.__ge__ = lambda self, other: P.ge(self, other)
-    Tensor.__and__ = lambda self, other: P.logical_and(self, other) if self.dtype.name == "bool" else _bitwise(self, other, "and")
-    Tensor.__or__ = lambda self, other: P.logical_or(self, other) if self.dtype.name == "bool" else _bitwise(self, other, "or")
+    Tensor.__and__ = lambda self, other: (P.logical_and(self, other) if self.dtype.name == "bool"
+                                          else _bitwise(self, other, "and"))
+    Tensor.__or__ = lambda self, other: (P.logical_or(self, other) if self.dtype.name == "bool"
+                                         else _bitwise(self, other, "or"))
     Tensor.__xor__ = lambda self, other: P.logical_xor(self, other)
     Tensor.__invert__ = lambda self: P.logical_not(self)
     Tensor.__iadd__ = lambda self, other: add_(self, other)

@@ -140,7 +140,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     d = as_dtype(dtype) if dtype is not None else inferred
     if requires_grad and not d.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-    t = Tensor._make(np.ascontiguousarray(arr, dtype=d.np).copy() if arr.base is not None else arr.astype(d.np, copy=False))
+    if arr.base is not None:  # never share memory with the caller's data
+        arr = np.ascontiguousarray(arr, dtype=d.np).copy()
+    t = Tensor._make(arr.astype(d.np, copy=False))
     if requires_grad:
         t._requires_grad = True
     return t
