@@ -279,3 +279,20 @@ def test_every_op_with_a_backward_formula_has_a_jvp_formula():
     missing = sorted(op.name for op in subclasses(Op)
                      if op.__module__.rsplit(".", 1)[-1] in core and op.name and not hasattr(op, "jvp"))
     assert missing == []
+
+
+def test_a_dual_tensor_prints_its_tangent_as_pytorch_does():
+    import torch
+    import torch.autograd.forward_ad as torch_fwAD
+
+    import gradwalk
+    import gradwalk.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        ours = fwAD.make_dual(gradwalk.tensor([0.5, 1.0]), gradwalk.tensor([1.0, 2.0]))
+        ours_repr = [repr(ours), repr(ours * 2)]
+    with torch_fwAD.dual_level():
+        theirs = torch_fwAD.make_dual(torch.tensor([0.5, 1.0]), torch.tensor([1.0, 2.0]))
+        theirs_repr = [repr(theirs), repr(theirs * 2)]
+    assert ours_repr == theirs_repr
+    assert repr(ours) == repr(theirs) == "tensor([0.5000, 1.0000])"  # the level closed

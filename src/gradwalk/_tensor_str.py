@@ -117,6 +117,7 @@ def tensor_repr(t, prefix="tensor("):
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
-    if getattr(t, "_fw_grads", None):
-        pass
+    if t._fw_grads:  # a dual tensor shows the tangent of the innermost open level
+        tangent = t._fw_grads[max(t._fw_grads)]
+        suffixes.append("tangent=" + tensor_repr(tangent))
     return prefix + body + "".join(", " + s for s in suffixes) + ")"
