@@ -252,7 +252,7 @@ class Interpreter:
     namespaces = {"torch": TORCH, "F": FUNCTIONAL}
 
     def __init__(self, source, mode="pytorch", limits=DEFAULT_LIMITS):
-        self.source = source
+        self.source = Source(source)
         self.mode = mode
         self.limits = limits
         self.budget = Budget(limits)
@@ -715,9 +715,25 @@ def _namespace_help(namespace):
 
 
 def _label(source, node, width=40):
-    text = ast.get_source_segment(source, node) or ""
-    text = " ".join(text.split())
+    """The source text of ``node`` on one line (``w * x + b``), cut to ``width``."""
+    text = " ".join(source.segment(node).split())
     return text if len(text) <= width else text[:width - 3] + "..."
+
+
+class Source(str):
+    """The snippet's text, with the source segment of a node in O(its length)
+    (``ast.get_source_segment`` splits the whole text on every call)."""
+
+    def segment(self, node):
+        if not hasattr(self, "_lines"):
+            self._lines = [line.encode() for line in self.splitlines(keepends=True)]
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            chunk = self._lines[first][node.col_offset:node.end_col_offset]
+        else:
+            chunk = b"".join([self._lines[first][node.col_offset:], *self._lines[first + 1:last],
+                              self._lines[last][:node.end_col_offset]])
+        return chunk.decode("utf-8", errors="replace")  # col offsets count UTF-8 bytes
 
 
 class _Names:
