@@ -210,6 +210,12 @@ export interface ChartOptions {
 const COLORS = { fwd: "#1d4ed8", grad: "#c2410c", muted: "#6b7280", ok: "#15803d", purple: "#7c3aed" };
 export { COLORS };
 
+/** Log axes: a label and a grid line per decade only ("1e-8"), not uPlot's 2…9 in between. */
+const LOG_AXIS: Partial<uPlot.Axis> = {
+  filter: (_u, splits) => splits.map((v) => (v > 0 && Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9 ? v : null)),
+  values: (_u, splits) => splits.map((v) => (v == null ? "" : `1e${Math.round(Math.log10(v))}`)),
+};
+
 /** A uPlot line chart that fits its container's width and draws markers on top. */
 export function lineChart(parent: HTMLElement, o: ChartOptions) {
   const holder = h("div", { class: "chart", "data-chart": o.title });
@@ -225,8 +231,8 @@ export function lineChart(parent: HTMLElement, o: ChartOptions) {
       y: { distr: o.logY ? 3 : 1 },
     },
     axes: [
-      { label: o.xLabel, stroke: "#374151", grid: { stroke: "#eef0f3" } },
-      { label: o.yLabel, stroke: "#374151", grid: { stroke: "#eef0f3" }, size: 62 },
+      { label: o.xLabel, stroke: "#374151", grid: { stroke: "#eef0f3" }, ...(o.logX ? LOG_AXIS : {}) },
+      { label: o.yLabel, stroke: "#374151", grid: { stroke: "#eef0f3" }, size: 62, ...(o.logY ? LOG_AXIS : {}) },
     ],
     series: [
       { label: o.xLabel },
@@ -239,7 +245,7 @@ export function lineChart(parent: HTMLElement, o: ChartOptions) {
         spanGaps: false,
       })),
     ],
-    legend: { show: true },
+    legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false } },
     hooks: {
       draw: [

@@ -116,7 +116,7 @@ export const pathsSum: FigurePage = {
           const leafSends = s.sends.map((send) => `${fmt(send.value, 4)} → ${send.to}`).join(", ");
           const mode = r.bug ? s.grads_assign : s.grads_add;
           const text =
-            s.name === "AccumulateGrad"
+            s.name.endsWith("AccumulateGrad")
               ? `AccumulateGrad(${s.node}): ${s.node}.grad is now ${fmt(mode[s.node as keyof Leaves], 4)}`
               : `${s.name} (${s.node}) sends ${leafSends}${s.sends.some((x) => x.to in mode) ? (r.bug ? "; each leaf: grad = g" : "; each leaf: grad += g") : ""}`;
           return h("li", { class: i < cursor ? (i === cursor - 1 ? "current" : "done") : "todo" }, text);
