@@ -41,7 +41,8 @@ def set_control(page, control_id, value):
     before = renders(page)
     page.eval_on_selector(f"#figure #{control_id}", """(el, v) => {
         if (el.type === 'checkbox') el.checked = v; else el.value = String(v);
-        el.dispatchEvent(new Event(el.tagName === 'SELECT' || el.type === 'checkbox' ? 'change' : 'input', {bubbles: true}));
+        const kind = el.tagName === 'SELECT' || el.type === 'checkbox' ? 'change' : 'input';
+        el.dispatchEvent(new Event(kind, {bubbles: true}));
     }""", value)
     wait_for_render(page, before)
 

@@ -9,7 +9,7 @@ flagged.
 
     >>> result = compare("x = torch.tensor(2.0, requires_grad=True)\\ny = x * x\\ny.backward()")
     >>> result["same"], [r["torch"]["name"] for r in result["passes"][0]["rows"]]
-    (True, ['MulBackward0', 'AccumulateGrad'])
+    (True, ['MulBackward0', 'torch::autograd::AccumulateGrad'])
 
 Sequence numbers: each lab run starts gradwalk's counter at 0, like a fresh Python process;
 PyTorch's counter cannot be reset, so its numbers are shown relative to where the snippet began.
