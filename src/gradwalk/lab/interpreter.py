@@ -6,7 +6,7 @@
     ... y.backward()
     ... ''')
     >>> result["ok"], result["leaves"][0]["grad"]["data"]
-    (True, 1.5...)
+    (True, 0.839948...)
 
 User text is parsed with ``ast.parse`` and never given to ``exec``, ``eval`` or ``compile``.
 The tree is checked twice: first every node's *kind* against a whitelist (no imports, loops,
