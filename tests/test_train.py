@@ -1,6 +1,5 @@
 """gradwalk trains real networks: the seeds' XOR, micrograd's moons, scikit-learn's digits with
 an MLP and a CNN (the full CNN run, >= 98%, is recorded in benchmarks/RESULTS.md)."""
-import numpy as np
 import torch
 
 import gradwalk

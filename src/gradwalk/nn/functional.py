@@ -23,7 +23,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 def gelu(input, approximate="none"):
     if approximate not in ("none", "tanh"):
-        raise RuntimeError(f"approximate argument must be either none or tanh.")
+        raise RuntimeError("approximate argument must be either none or tanh.")
     return apply_op(nn_ops.Gelu, (input,), {"approximate": approximate})
 
 

@@ -9,7 +9,6 @@ import argparse
 import sys
 import time
 
-import numpy as np
 
 import gradwalk as torch
 from gradwalk.utils.data import DataLoader, TensorDataset
