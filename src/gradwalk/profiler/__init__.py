@@ -186,7 +186,7 @@ def aten_name(op):
     """``aten::mul`` for the op whose node is ``MulBackward0``; ``aten::mse_loss`` for
     ``MseLossBackward0``; ops without a node by their class name."""
     name = op.name or op.__name__
-    cut = name.find("Backward")
+    cut = name.rfind("Backward")  # TanhBackwardBackward0 -> tanh_backward
     if cut > 0 and name[cut + len("Backward"):].isdigit():
         name = name[:cut]
     elif name.endswith("Backward0"):
