@@ -138,8 +138,6 @@ def test_relu_in_place_then_backward():
     assert_same(gw["a"].grad, pt["a"].grad)
 
 
-@pytest.mark.xfail(strict=True, reason="in-place ops on a view of a non-leaf do not yet rebase the "
-                   "base onto CopySlices (PyTorch's view + in-place semantics); gradients are wrong")
 def test_in_place_on_a_view_of_a_non_leaf_rebases_the_base():
     gw, pt = run_both("""
         x = torch.tensor([1., 2., 3.], requires_grad=True)

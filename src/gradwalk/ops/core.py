@@ -334,9 +334,13 @@ def forward_only(op, inputs, attrs=_NO_ATTRS):
 
 def _check_inplace(t):
     base = t._base
-    if base is not None and base.grad_fn is None and base._requires_grad:  # x[0].mul_(2)
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if base is not None:
+        from ..autograd import views  # (imported here: it subclasses Tensor, loaded after us)
+
+        views.check_inplace_on_view(t)  # views made under no_grad or by split/unbind: refused
+        if base.grad_fn is None and base._requires_grad:  # x[0].mul_(2)
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if t.grad_fn is None and t._requires_grad:
         if t._base is not None:
             raise RuntimeError(
@@ -363,13 +367,25 @@ def _write_inplace(t, data, node):
     if data.shape != t._data.shape:
         raise RuntimeError(
             f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(data.shape)}")
+    if not t._data.flags.writeable and 0 in t._data.strides and t._data.size > 1:  # expand()ed
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single "
+            "memory location. Please clone() the tensor before performing the operation.")
     if t._data.ndim == 0 or not t._data.flags.writeable:
         t._data[...] = data
     else:
         np.copyto(t._data, data, casting="unsafe")
     t._version_counter[0] += 1
     if node is not None:
+        from ..autograd import views
+
+        if t._base is not None:  # a view: the base's history becomes CopySlices(node)
+            views.rebase_history(t, node)
+            return t
+        old = t.grad_fn
         t.grad_fn = node
+        if t._retains_grad:
+            views.move_retains_grad(t, old, node)
         t._output_nr = 0
         t._requires_grad = True
     return t

@@ -10,6 +10,20 @@ from .._dtype import Size
 from ._util import export, normalize_dim, as_tensor_arg
 from .core import Op, apply_op, result_dtype_many
 
+
+def _view_op(op, input, attrs):
+    """Run a view op: the output shares ``input``'s buffer, version counter and root ``_base``
+    (in-place writes through it are tracked by ``autograd/views.py``)."""
+    from ..autograd.views import make_view
+
+    return make_view(apply_op(op, (input,), attrs), input)
+
+
+def _multi_view_op(op, input, attrs):
+    from ..autograd.views import make_views
+
+    return make_views(apply_op(op, (input,), attrs), input)
+
 values_indices = collections.namedtuple("return_types", ["values", "indices"])
 
 
@@ -207,7 +221,7 @@ class Select(Op):
     saves_attrs = ("dim", "index", "self_sym_sizes")
 
     def forward(x, dim, index, self_sym_sizes):
-        return np.take(x, index, axis=dim) if dim else x[index]
+        return x[(slice(None),) * dim + (index, Ellipsis)]  # the Ellipsis keeps a 0-dim result a view
 
     def backward(ctx, g):
         a = ctx._attrs
@@ -380,7 +394,7 @@ class Unbind(Op):
     saves_attrs = ("dim",)
 
     def forward(x, dim):
-        return tuple(np.take(x, i, axis=dim) for i in range(x.shape[dim]))
+        return tuple(x[(slice(None),) * dim + (i, Ellipsis)] for i in range(x.shape[dim]))
 
     def backward(ctx, *grads):
         from . import functions as F
@@ -549,11 +563,11 @@ class _ZeroAt(Op):
 def reshape(input, *shape):
     shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
     if shape == input._data.shape:
-        return apply_op(View, (input,), {"shape": shape, "self_sym_sizes": input.shape})
+        return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
     if not input._data.flags.c_contiguous and input._data.ndim > 1:
         # PyTorch copies first: UnsafeViewBackward0 <- CloneBackward0
         return apply_op(UnsafeView, (clone(input),), {"shape": shape, "self_sym_sizes": input.shape})
-    return apply_op(View, (input,), {"shape": shape, "self_sym_sizes": input.shape})
+    return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
 
 
 @export(function=False)
@@ -565,10 +579,7 @@ def view(input, *shape):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension "
             "spans across two contiguous subspaces). Use .reshape(...) instead.")
-    out = apply_op(View, (input,), {"shape": shape, "self_sym_sizes": input.shape})
-    out.__dict__["_base"] = input if input._base is None else input._base
-    out._version_counter = input._version_counter
-    return out
+    return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
 
 
 @export(function=False)
@@ -649,15 +660,15 @@ def type_as(input, other):
 @export()
 def unsqueeze(input, dim):
     d = normalize_dim(dim, input.ndim + 1)
-    return apply_op(Unsqueeze, (input,), {"dim": d})
+    return _view_op(Unsqueeze, input, {"dim": d})
 
 
 @export()
 def squeeze(input, dim=None):
     if dim is None:
-        return apply_op(Squeeze, (input,), {"self_sym_sizes": input.shape})
+        return _view_op(Squeeze, input, {"self_sym_sizes": input.shape})
     d = normalize_dim(dim, input.ndim) if input.ndim else 0
-    return apply_op(SqueezeDim, (input,), {"dim": d, "self_sym_sizes": input.shape})
+    return _view_op(SqueezeDim, input, {"dim": d, "self_sym_sizes": input.shape})
 
 
 @export(function=False)
@@ -677,9 +688,7 @@ def expand(input, *size):
                 f"({input.shape[i - lead]}) at non-singleton dimension {i}.  Target sizes: {size}.  "
                 f"Tensor sizes: {list(input.shape)}")
     size = tuple(size)
-    if size == input._data.shape:
-        return apply_op(Expand, (input,), {"size": size, "self_sym_sizes": input.shape})
-    return apply_op(Expand, (input,), {"size": size, "self_sym_sizes": input.shape})
+    return _view_op(Expand, input, {"size": size, "self_sym_sizes": input.shape})
 
 
 @export(function=False)
@@ -707,7 +716,7 @@ def sum_to_size(input, *size):
 @export()
 def transpose(input, dim0, dim1):
     d0, d1 = normalize_dim(dim0, input.ndim), normalize_dim(dim1, input.ndim)
-    return apply_op(Transpose, (input,), {"dim0": d0, "dim1": d1})
+    return _view_op(Transpose, input, {"dim0": d0, "dim1": d1})
 
 
 swapaxes = export("swapaxes")(transpose)
@@ -717,7 +726,7 @@ swapaxes = export("swapaxes")(transpose)
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return apply_op(T, (input,))
+    return _view_op(T, input, {})
 
 
 @export()
@@ -727,7 +736,7 @@ def permute(input, *dims):
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match "
                            "the length of the desired ordering of dimensions i.e. input.dim() = "
                            f"{input.ndim} is not equal to len(dims) = {len(dims)}")
-    return apply_op(Permute, (input,), {"dims": dims})
+    return _view_op(Permute, input, {"dims": dims})
 
 
 @export()
@@ -736,12 +745,12 @@ def select(input, dim, index):
     n = input.shape[d]
     if not -n <= index < n:
         raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
-    return apply_op(Select, (input,), {"dim": d, "index": index % n, "self_sym_sizes": input.shape})
+    return _view_op(Select, input, {"dim": d, "index": index % n, "self_sym_sizes": input.shape})
 
 
 def _slice(input, dim, start, end, step):
-    return apply_op(Slice, (input,), {"dim": dim, "start": start, "end": end, "step": step,
-                                      "self_sym_sizes": input.shape})
+    return _view_op(Slice, input, {"dim": dim, "start": start, "end": end, "step": step,
+                                   "self_sym_sizes": input.shape})
 
 
 @export()
@@ -758,21 +767,32 @@ def _is_advanced(i):
 
 def getitem(input, index):
     """``x[index]``: basic parts become Select/Slice/Unsqueeze nodes, advanced parts one Index node."""
-    Tensor = _tensor.Tensor
     if not isinstance(index, tuple):
         index = (index,)
     if any(_is_advanced(i) for i in index):
         return _advanced_getitem(input, index)
-    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    out = _basic_index(input, index)
+    if out is input:  # x[...], x[:] still give a new tensor: an alias (a view) of x
+        from ..autograd.views import make_view
+
+        out = make_view(apply_op(Alias, (input,)), input)
+    return out
+
+
+def _basic_index(input, index):
+    """Apply integers, slices, None and ``...``: a chain of views of ``input`` (or ``input`` itself
+    when the index selects everything)."""
+    Tensor = _tensor.Tensor
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis and i is not True)
     if n_real > input.ndim:
         raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
     out = input
     dim = 0
-    for pos, i in enumerate(index):
+    for i in index:
         if i is Ellipsis:
             dim += input.ndim - n_real  # the dims the ellipsis stands for
             continue
-        if i is None:
+        if i is None or i is True:
             out = unsqueeze(out, dim)
             dim += 1
         elif isinstance(i, (numbers.Integral, Tensor)):
@@ -786,11 +806,6 @@ def getitem(input, index):
             dim += 1
         else:
             raise IndexError(f"unsupported index type {type(i).__name__}")
-    if out is input:
-        out = apply_op(Alias, (input,)) if input.requires_grad else Tensor._make(input._data)
-    if out is not input:
-        out.__dict__["_base"] = input if input._base is None else input._base
-        out._version_counter = input._version_counter
     return out
 
 
@@ -846,14 +861,45 @@ def setitem(input, index, value):
         input._array()[np_index] = value._py if value._is_wrapped_number else value._data
         input._version_counter[0] += 1
         return
+    if value._is_wrapped_number:
+        value = Tensor._make(np.asarray(value._py, dtype=input._data.dtype))
+    advanced = any(_is_advanced(i) for i in index)
+    if not dual and not advanced:
+        # As PyTorch: the indexed part is a view of input (Select, Slice, ...) and the value is
+        # copied into it; the in-place write on a view gives input a CopySlices history.
+        _copy_to(_basic_index(input, index), value)
+        return
     if _state.grad_enabled and input.grad_fn is None and input.requires_grad:  # x[0] = 5. writes through a view of x
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if _state.grad_enabled:
         _check_inplace(input)
-    if value._is_wrapped_number:
-        value = Tensor._make(np.asarray(value._py, dtype=input._data.dtype))
-    apply_op(CopySlices, (input, value), {"index": np_index}, inplace=input)
+    apply_op(IndexPut if advanced and not dual else CopySlices, (input, value), {"index": np_index},
+             inplace=input)
+
+
+class IndexPut(CopySlices):
+    """``x[[0, 2]] = v``, ``x[mask] = v``: ``index_put_`` (its own node, not CopySlices)."""
+
+    name = "IndexPutBackward0"
+
+
+def _copy_to(dst, src):
+    """PyTorch's ``copy_to`` for ``x[index] = value``: ``copy_`` when the shapes agree, ``fill_``
+    for a 0-dim value, else the value without its leading 1s, expanded to ``dst``, then ``copy_``."""
+    from .inplace import copy_, fill_
+
+    if dst.shape == src.shape:
+        return copy_(dst, src)
+    if src.ndim == 0:
+        return fill_(dst, src)
+    sizes = list(src.shape)
+    while sizes and sizes[0] == 1:
+        sizes.pop(0)
+    src = view(src, tuple(sizes))
+    if src.shape != dst.shape:
+        src = expand(src, *dst.shape)
+    return copy_(dst, src)
 
 
 @export()
@@ -911,10 +957,10 @@ def split(input, split_size_or_sections, dim=0):
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
                 f"dimension {d}), but got split_sizes={list(size)}")
-        return apply_op(SplitWithSizes, (input,), {"dim": d, "split_size": size,
-                                                   "self_sym_sizes": input.shape, "bounds": tuple(bounds)})
-    return apply_op(Split, (input,), {"dim": d, "split_size": size, "self_sym_sizes": input.shape,
-                                      "bounds": tuple(bounds)})
+        return _multi_view_op(SplitWithSizes, input, {"dim": d, "split_size": size,
+                                                      "self_sym_sizes": input.shape, "bounds": tuple(bounds)})
+    return _multi_view_op(Split, input, {"dim": d, "split_size": size, "self_sym_sizes": input.shape,
+                                         "bounds": tuple(bounds)})
 
 
 @export()
@@ -927,7 +973,7 @@ def chunk(input, chunks, dim=0):
 @export()
 def unbind(input, dim=0):
     d = normalize_dim(dim, input.ndim)
-    return apply_op(Unbind, (input,), {"dim": d})
+    return _multi_view_op(Unbind, input, {"dim": d})
 
 
 @export()
