@@ -25,7 +25,7 @@ _NONLEAF_GRAD_WARNING = (
 
 
 class Tensor:
-    __slots__ = ("_data", "_requires_grad", "grad_fn", "_grad", "_output_nr", "_version_counter",
+    __slots__ = ("_data", "_requires_grad", "grad_fn", "_grad", "_output_nr", "_vc",
                  "__dict__", "__weakref__")
 
     # rarely-set attributes: class defaults, overridden per instance in __dict__
@@ -52,7 +52,7 @@ class Tensor:
         self.grad_fn = None
         self._grad = None
         self._output_nr = 0
-        self._version_counter = [0]
+        self._vc = None
         if requires_grad:
             self.requires_grad_(True)
 
@@ -64,7 +64,7 @@ class Tensor:
         t.grad_fn = grad_fn
         t._grad = None
         t._output_nr = output_nr
-        t._version_counter = [0]
+        t._vc = None
         if _grad_state.inference:
             t.__dict__["_is_inference"] = True
         return t
@@ -289,7 +289,21 @@ class Tensor:
 
     @property
     def _version(self):
-        return self._version_counter[0]
+        return self._vc[0] if self._vc is not None else 0
+
+    @property
+    def _version_counter(self):
+        """The version counter: a one-element list shared by views and ``detach()``, bumped by
+        every in-place write. Made on first use, so a tensor nobody saves, views or writes in
+        place costs one object less (and the cyclic GC scans one object less)."""
+        counter = self._vc
+        if counter is None:
+            counter = self._vc = [0]
+        return counter
+
+    @_version_counter.setter
+    def _version_counter(self, counter):
+        self._vc = counter
 
     def _grad_accumulator(self):
         """The leaf's AccumulateGrad node, shared by every op that uses this leaf (held weakly,

@@ -18,10 +18,12 @@ The algorithm, as in ``torch/csrc/autograd/engine.cpp``:
 
 No recursion anywhere, so a 100,000-node chain is fine.
 """
+import gc
 import warnings
 
 import numpy as np
 
+from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class
@@ -220,8 +222,9 @@ def validate_outputs(fn, outputs):
                     f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                     f"{list(data.shape)} but expected shape compatible with {list(shape)}")
             grad = outputs[i] = grad.sum_to_size(shape)
-        if grad._data.dtype is not dtype.np and grad._data.dtype != dtype.np:
-            outputs[i] = grad.to(dtype)
+        np_dtype = dtype if isinstance(dtype, np.dtype) else dtype.np  # NumPy's or ours
+        if grad._data.dtype is not np_dtype and grad._data.dtype != np_dtype:
+            outputs[i] = grad.to(_BY_NUMPY[np_dtype])
     return outputs
 
 
@@ -314,11 +317,20 @@ class GraphTask:
     def run(self):
         prev = _grad_state.grad_enabled
         _grad_state.grad_enabled = self.create_graph  # formulas record only with create_graph
+        # The graph holds no reference cycles, so reference counting frees every node and buffer
+        # the moment it is done; the cyclic collector would only rescan the (large) live graph
+        # again and again while the pass allocates. Pause it for the pass, as a C++ engine never
+        # pays it; it resumes (and collects anything a user hook left behind) right after.
+        gc_was_enabled = gc.isenabled()
+        if gc_was_enabled:
+            gc.disable()
         try:
             while self.queue.c:
                 self._step()
         finally:
             _grad_state.grad_enabled = prev
+            if gc_was_enabled:
+                gc.enable()
         return self.captured
 
     def step(self):

@@ -208,7 +208,7 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
         out.grad_fn = None
         out._grad = None
         out._output_nr = 0
-        out._version_counter = [0]
+        out._vc = None
         if _grad_state.inference:
             out.__dict__["_is_inference"] = True
         return out
@@ -248,12 +248,17 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         out.grad_fn = None
         out._grad = None
         out._output_nr = 0
-        out._version_counter = [0]
+        out._vc = None
         if _grad_state.inference:
             out.__dict__["_is_inference"] = True
         return out
 
     node = op.Node.__new__(op.Node)
+    # the number is taken before the edges are read, as PyTorch's constructor does: reading a
+    # stale view's grad_fn makes a new node (autograd/views.py) that must come after this one
+    seq = _sequence.value
+    _sequence.value = seq + 1
+    node._sequence_nr_value = seq
     edges = []
     needs = []
     for t in inputs:  # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none
@@ -269,9 +274,6 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
             needs.append(False)
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
-    seq = _sequence.value
-    _sequence.value = seq + 1
-    node._sequence_nr_value = seq
     node._saved = None
     node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
     if inplace is not None:
@@ -283,10 +285,12 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         result.grad_fn = node
         result._grad = None
         result._output_nr = 0
-        result._version_counter = [0]
-    node._input_metadata = [(data.shape, _BY_NUMPY[data.dtype])]
+        result._vc = None
+    node._input_metadata = ((data.shape, data.dtype),)  # NumPy dtypes: no GC-tracked objects
     if op.has_save:
         op.save(node, *inputs, out=result, **attrs)
+    if inplace is not None:
+        _finish_inplace(inplace, node)
     if observers.any:
         _observe(op, node, inputs, result, attrs)
     return result
@@ -297,8 +301,8 @@ def _apply_multi(op, inputs, attrs, data, requires_grad):
     if not requires_grad or op.Node is None:
         return tuple(Tensor._make(_asarray(d)) for d in data)
     node = op.Node.__new__(op.Node)
-    node.next_functions = tuple([_edge(t) for t in inputs])
     node._sequence_nr_value = _next_sequence_nr()
+    node.next_functions = tuple([_edge(t) for t in inputs])
     node._saved = None
     node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
     node.needs_input_grad = tuple([t._requires_grad for t in inputs])
@@ -349,12 +353,33 @@ def _check_inplace(t):
 
 
 def _snapshot(t):
+    """The value an in-place op overwrites, for formulas that need it (PyTorch's original_self)."""
     Tensor = _tensor.Tensor
     copy = Tensor._make(t._data.copy(), grad_fn=t.grad_fn, output_nr=t._output_nr,
                         requires_grad=t._requires_grad)
     if t.grad_fn is None and t._requires_grad:
         copy._requires_grad = False
+    copy.__dict__["_original_self"] = True
     return copy
+
+
+def _finish_inplace(t, node):
+    """After an in-place op's node saved what its formula needs.
+
+    PyTorch saves the overwritten value as a clone (``original_self = self.clone()``), a recorded
+    op that takes the sequence number after the node's; and a view's base gets its CopySlices
+    history only now, after that clone, as in PyTorch.
+    """
+    saved = node._saved
+    if saved:
+        for value in saved.values():
+            if value is not None and value._tensor is not None and "_original_self" in value._tensor.__dict__:
+                _next_sequence_nr()
+                break
+    if t._base is not None:
+        from ..autograd import views
+
+        views.rebase_history(t, node)
 
 
 def _write_inplace(t, data, node):
@@ -379,8 +404,7 @@ def _write_inplace(t, data, node):
     if node is not None:
         from ..autograd import views
 
-        if t._base is not None:  # a view: the base's history becomes CopySlices(node)
-            views.rebase_history(t, node)
+        if t._base is not None:  # a view: its base gets CopySlices(node) in _finish_inplace
             return t
         old = t.grad_fn
         t.grad_fn = node
