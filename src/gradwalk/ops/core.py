@@ -53,11 +53,13 @@ class OpNode(Node):
 
     def save(self, /, **values):
         """Save tensors for backward: ``ctx.save(self=x, other=None)``."""
-        saved = {name: None if value is None else SavedTensor(value) for name, value in values.items()}
+        for name, value in values.items():  # the keyword dict itself becomes the store
+            if value is not None:
+                values[name] = SavedTensor(value)
         if self._saved is None:
-            self._saved = saved
+            self._saved = values
         else:
-            self._saved.update(saved)
+            self._saved.update(values)
 
     def save_result(self, name, output):
         saved = self._saved
