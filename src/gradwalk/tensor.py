@@ -379,3 +379,12 @@ class Tensor:
 def _c_type_name(d):
     return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "bool": "bool", "float16": "c10::Half"}.get(d.name, d.name)
+
+
+def _bind_engine():
+    from .autograd import engine
+
+    engine._Tensor = Tensor
+
+
+_bind_engine()

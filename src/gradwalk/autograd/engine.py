@@ -197,6 +197,9 @@ def _call_post_hooks(fn, outputs, inputs):
     return outputs
 
 
+_Tensor = None  # set once gradwalk.tensor has been imported (the modules import each other)
+
+
 def validate_outputs(fn, outputs):
     """Check the count, then sum broadcast gradients to each input's shape and cast dtypes."""
     edges = fn.next_functions
@@ -204,7 +207,7 @@ def validate_outputs(fn, outputs):
         raise RuntimeError(
             f"function {fn.name()} returned an incorrect number of gradients (expected "
             f"{len(edges)}, got {len(outputs)})")
-    Tensor = _tensor_class()
+    Tensor = _Tensor or _tensor_class()
     for i, grad in enumerate(outputs):
         if grad is None:
             continue
