@@ -62,8 +62,9 @@ class TensorView(Tensor):
     @property
     def _requires_grad(self):
         # as PyTorch's requires_grad(): a view of a tensor that requires grad does too, even one
-        # made under no_grad (which has no grad_fn and gets no gradient: see _grad_accumulator)
-        _refresh(self)
+        # made under no_grad (which has no grad_fn and gets no gradient: see _grad_accumulator).
+        # It does not regenerate grad_fn: an op reads its inputs' grad_fn only once its own node
+        # holds a sequence number.
         if _requires_grad_slot.__get__(self):
             return True
         base = self.__dict__.get("_base")
