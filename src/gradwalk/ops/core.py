@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
-from .._dtype import _BY_NUMPY, bool_, float32, from_numpy_dtype
+from .._dtype import bool_, float32, from_numpy_dtype
 from ..autograd.node import Node, SavedTensor, _next_sequence_nr, _sequence
 from ..grad_mode import _state as _grad_state
 
