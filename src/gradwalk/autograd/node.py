@@ -263,7 +263,7 @@ class Node:
         return len(self.next_functions)
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"  # class name, as PyTorch
 
 
 class AccumulateGrad(Node):
