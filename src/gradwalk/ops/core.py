@@ -244,16 +244,7 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         # no graph: integer/bool results never require grad, and neither does anything under no_grad
         if inplace is not None:
             return _write_inplace(inplace, data, None)
-        out = Tensor.__new__(Tensor)
-        out._data = data
-        out._requires_grad = False
-        out.grad_fn = None
-        out._grad = None
-        out._output_nr = 0
-        out._vc = None
-        if _grad_state.inference:
-            out.__dict__["_is_inference"] = True
-        return out
+        return Tensor._make(data)
 
     node = op.Node.__new__(op.Node)
     # the number is taken before the edges are read, as PyTorch's constructor does: reading a
