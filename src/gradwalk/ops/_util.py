@@ -7,6 +7,8 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import float32, float64, int64, bool_
+from ..grad_mode import _state as _grad_state
+from .core import observers as _observers
 
 FUNCTIONS = {}  # name -> function, exported as gradwalk.<name>
 METHODS = {}  # name -> function, installed as Tensor.<name>
@@ -26,11 +28,29 @@ def export(*names, method=True, function=True):
     return register
 
 
+def formulas_on_arrays():
+    """True when a backward formula may compute straight on NumPy arrays.
+
+    That is when nothing could tell the difference: grad mode is off (a plain ``backward()``, not
+    ``create_graph=True``, so the formula's ops record no graph) and nobody watches ops (no
+    profiler, anomaly mode or forward AD: ``observers.any``). The hot formulas (``addmm``,
+    ``log_softmax``, ``nll_loss``, relu's ``threshold_backward``, ``mul``, ...) then skip the
+    per-op wrapping of their inner ops and give the same arrays those ops would give.
+    """
+    return not _grad_state.grad_enabled and not _observers.any
+
+
+_PYTHON_NUMBER_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
+
+
 def wrap_number(value):
     """A Python number as PyTorch wraps it: a 0-dim float64/int64/bool tensor, flagged so that it
     never promotes the dtype of the tensors it meets."""
     Tensor = _tensor.Tensor
-    if isinstance(value, bool):
+    np_dtype = _PYTHON_NUMBER_DTYPES.get(type(value))  # the common case, without ABC checks
+    if np_dtype is not None:
+        data = np.asarray(value, dtype=np_dtype)
+    elif isinstance(value, bool):
         data = np.asarray(value, dtype=np.bool_)
     elif isinstance(value, numbers.Integral):
         data = np.asarray(value, dtype=np.int64)
@@ -39,8 +59,9 @@ def wrap_number(value):
     else:
         raise TypeError(f"unsupported operand type: {type(value).__name__}; expected a Tensor or a number")
     t = Tensor._make(data)
-    t.__dict__["_is_wrapped_number"] = True
-    t.__dict__["_py"] = value.item() if isinstance(value, np.generic) else value
+    d = t.__dict__
+    d["_is_wrapped_number"] = True
+    d["_py"] = value.item() if isinstance(value, np.generic) else value
     return t
 
 
@@ -48,7 +69,7 @@ def as_tensor_arg(value):
     Tensor = _tensor.Tensor
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (numbers.Number, np.generic)):
+    if type(value) in _PYTHON_NUMBER_DTYPES or isinstance(value, (numbers.Number, np.generic)):
         return wrap_number(value)
     if isinstance(value, np.ndarray):
         return Tensor._make(value)

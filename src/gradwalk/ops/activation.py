@@ -1,9 +1,11 @@
 """softmax, log_softmax, the losses and ``linear``: the ops ``nn.functional`` is made of."""
+import functools
+
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
-from ._util import export, normalize_dim
+from ._util import export, formulas_on_arrays, normalize_dim
 from .core import Op, apply_op
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -30,6 +32,9 @@ class Softmax(Op):
     def backward(ctx, g):
         y = ctx.result
         d = ctx._attrs["dim"]
+        if formulas_on_arrays() and g._data.dtype is y._data.dtype:
+            gd, yd = g._data, y._data
+            return _tensor.Tensor._make(np.asarray(yd * (gd - (gd * yd).sum(axis=d, keepdims=True)))),
         return y * (g - (g * y).sum(d, keepdim=True)),
 
     def jvp(x, out, dx, dim):
@@ -42,7 +47,11 @@ class LogSoftmax(Op):
 
     def forward(x, dim):
         shifted = x - x.max(axis=dim, keepdims=True)
-        return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        log_sum = np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        if type(shifted) is not np.ndarray:
+            return shifted - log_sum
+        shifted -= log_sum  # a fresh array: subtract in place
+        return shifted
 
     def save(ctx, x, out, dim):
         ctx.save_result("result", out)
@@ -50,6 +59,11 @@ class LogSoftmax(Op):
     def backward(ctx, g):
         y = ctx.result
         d = ctx._attrs["dim"]
+        if formulas_on_arrays() and g._data.dtype is y._data.dtype:
+            gd = g._data
+            scaled = np.exp(y._data)
+            scaled *= gd.sum(axis=d, keepdims=True)
+            return _tensor.Tensor._make(np.asarray(gd - scaled)),
         return g - y.exp() * g.sum(d, keepdim=True),
 
     def jvp(x, out, dx, dim):
@@ -89,6 +103,13 @@ class NllLoss(Op):
         x2 = x.reshape(1, -1) if x.ndim == 1 else x
         t = target.reshape(-1)
         n = x2.shape[0]
+        if weight is None and n and not (t == ignore_index).any():  # the common case: just pick
+            picked = x2[_rows(n), t]
+            np.negative(picked, out=picked)
+            if reduction == 0:
+                return picked.reshape(target.shape)
+            total = picked.sum()
+            return np.asarray(total if reduction == 2 else total / x.dtype.type(n), dtype=x.dtype)
         w = np.ones(x2.shape[1], dtype=x.dtype) if weight is None else weight
         valid = t != ignore_index
         safe_t = np.where(valid, t, 0)
@@ -109,26 +130,46 @@ class NllLoss(Op):
         Tensor = _tensor.Tensor
         a = ctx._attrs
         x = ctx.self
-        target, weight = a["target"], a["weight"]
-        x2_shape = (1, x.shape[0]) if x.ndim == 1 else tuple(x.shape)
-        t = target.reshape(-1)
-        n = x2_shape[0]
-        w = np.ones(x2_shape[1], dtype=x.dtype.np) if weight is None else weight
-        valid = t != a["ignore_index"]
-        safe_t = np.where(valid, t, 0)
-        coeff = np.zeros(x2_shape, dtype=x.dtype.np)
-        coeff[np.arange(n), safe_t] = -w[safe_t] * valid
-        if a["reduction"] == 1:
-            coeff /= (w[safe_t] * valid).sum()
-        coeff_t = Tensor._make(coeff.reshape(x.shape))
+        coeff = _nll_coeff(x._data, a["target"], a["weight"], a["reduction"], a["ignore_index"])
         if a["reduction"] == 0:
             g = g.reshape(-1, 1) if x.ndim > 1 else g.reshape(1)
-        return coeff_t * g,
+        if formulas_on_arrays() and g._data.dtype == coeff.dtype:
+            coeff *= g._data
+            return Tensor._make(coeff),
+        return Tensor._make(coeff) * g,
 
     def jvp(x, out, dx, target, weight, reduction, ignore_index):
         # the loss is linear in x: its tangent is the same loss of the tangent
         return apply_op(NllLoss, (dx,), {"target": target, "weight": weight, "reduction": reduction,
                                          "ignore_index": ignore_index})
+
+
+@functools.lru_cache(maxsize=32)
+def _rows(n):
+    """``np.arange(n)`` for fancy-indexing one entry per row; shared, so read-only."""
+    rows = np.arange(n)
+    rows.flags.writeable = False
+    return rows
+
+
+def _nll_coeff(x, target, weight, reduction, ignore_index):
+    """d nll_loss / d x before the incoming gradient: -weight[target] (over the total weight for
+    "mean") at each row's target class, zero elsewhere."""
+    shape = (1, x.shape[0]) if x.ndim == 1 else x.shape
+    t = target.reshape(-1)
+    n = shape[0]
+    coeff = np.zeros(shape, dtype=x.dtype)
+    if weight is None and n and not (t == ignore_index).any():
+        one = x.dtype.type(1)
+        coeff[_rows(n), t] = -one / x.dtype.type(n) if reduction == 1 else -one
+        return coeff.reshape(x.shape)
+    w = np.ones(shape[1], dtype=x.dtype) if weight is None else weight
+    valid = t != ignore_index
+    safe_t = np.where(valid, t, 0)
+    coeff[np.arange(n), safe_t] = -w[safe_t] * valid
+    if reduction == 1:
+        coeff /= (w[safe_t] * valid).sum()
+    return coeff.reshape(x.shape)
 
 
 class BinaryCrossEntropy(Op):
@@ -284,11 +325,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 2 and target.ndim == 1 and input.shape[0] != target.shape[0]:
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
-    t = target._data
-    c = input.shape[-1] if input.ndim <= 2 else input.shape[1]
-    bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
-    if bad.size:
-        raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
+    t = target._array()
+    shape = input._data.shape
+    c = shape[-1] if len(shape) <= 2 else shape[1]
+    as_unsigned = t.astype(np.int64, copy=False).view(np.uint64)  # negative targets become huge
+    if (as_unsigned >= c).any():
+        bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
+        if bad.size:
+            raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
     if input.ndim > 2:  # (N, C, d1, ...) -> (N*d1*..., C)
         moved = input.movedim(1, -1)
         flat = moved.reshape(-1, c)
@@ -345,11 +389,12 @@ def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: AddmmBackward0 for 2-D input, as PyTorch."""
     from .linalg import addmm, matmul
 
-    if input.shape[-1] != weight.shape[-1]:
+    x_shape = input._data.shape
+    if x_shape[-1:] != weight._data.shape[-1:]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(input.shape[:-1]))}x{input.shape[-1]} "
             f"and {weight.shape[1]}x{weight.shape[0]})")
-    if input.ndim == 2 and bias is not None:
+    if len(x_shape) == 2 and bias is not None:
         return addmm(bias, input, weight.t())
     if bias is None:
         return matmul(input, weight.t())

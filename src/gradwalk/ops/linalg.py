@@ -2,7 +2,9 @@
 1-D@1-D ``DotBackward0``, 2-D@1-D ``MvBackward0``, 2-D@2-D ``MmBackward0``, batched ``BmmBackward0``."""
 import numpy as np
 
-from ._util import export
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+
+from ._util import export, formulas_on_arrays
 from .core import Op, apply_op, result_dtype
 
 
@@ -15,6 +17,52 @@ def _check_same_dtype(a, b, what):
             f"{b.dtype.short_name}")
 
 
+def _strides(t):
+    """A tensor's strides in elements, as PyTorch's ``sym_strides()``."""
+    data = t._data
+    size = data.itemsize
+    return tuple([st // size for st in data.strides])
+
+
+def _column_major(sizes, strides):
+    return strides[0] == 1 and strides[1] == sizes[0]
+
+
+def _mm_mat1_backward(g, mat2, sizes, strides, alpha):
+    """PyTorch's ``mm_mat1_backward``: ``g @ mat2.T``, computed as ``(mat2 @ g.T).T`` when mat1
+    was column-major, so the gradient comes out in mat1's layout."""
+    if formulas_on_arrays() and g._data.dtype is mat2._data.dtype:
+        gd, m = g._data, mat2._data
+        r = (m @ gd.T).T if _column_major(sizes, strides) else gd @ m.T
+        return _tensor.Tensor._make(r if alpha == 1 else r * alpha)
+    r = mat2.mm(g.t()).t() if _column_major(sizes, strides) else g.mm(mat2.t())
+    return r if alpha == 1 else r * alpha
+
+
+def _mm_mat2_backward(g, mat1, sizes, strides, alpha):
+    """PyTorch's ``mm_mat2_backward``: ``mat1.T @ g``, computed as ``(g.T @ mat1).T`` when mat2 was
+    column-major (``nn.Linear``'s ``weight.t()``), so the gradient comes out in mat2's layout and
+    ``TBackward0`` hands the weight a contiguous gradient that needs no copy."""
+    if formulas_on_arrays() and g._data.dtype is mat1._data.dtype:
+        gd, m = g._data, mat1._data
+        r = (gd.T @ m).T if _column_major(sizes, strides) else m.T @ gd
+        return _tensor.Tensor._make(r if alpha == 1 else r * alpha)
+    r = g.t().mm(mat1).t() if _column_major(sizes, strides) else mat1.t().mm(g)
+    return r if alpha == 1 else r * alpha
+
+
+def _save_mm_layouts(ctx, a, b, a_name):
+    """Sizes always, strides of the inputs that get a gradient (PyTorch's saved ``*_sym_*``)."""
+    need = ctx.needs_input_grad
+    attrs = ctx._attrs
+    if attrs is None:
+        attrs = ctx._attrs = {}
+    attrs[a_name + "_sym_sizes"] = a._data.shape
+    attrs[a_name + "_sym_strides"] = _strides(a) if need[-2] else ()
+    attrs["mat2_sym_sizes"] = b._data.shape
+    attrs["mat2_sym_strides"] = _strides(b) if need[-1] else ()
+
+
 class Mm(Op):
     name = "MmBackward0"
 
@@ -24,11 +72,13 @@ class Mm(Op):
     def save(ctx, a, b, out):
         ctx.save(self=a if ctx.needs_input_grad[1] else None,
                  mat2=b if ctx.needs_input_grad[0] else None)
+        _save_mm_layouts(ctx, a, b, "self")
 
     def backward(ctx, g):
         need = ctx.needs_input_grad
-        return (g.mm(ctx.mat2.t()) if need[0] else None,
-                ctx.self.t().mm(g) if need[1] else None)
+        a = ctx._attrs
+        return (_mm_mat1_backward(g, ctx.mat2, a["self_sym_sizes"], a["self_sym_strides"], 1) if need[0] else None,
+                _mm_mat2_backward(g, ctx.self, a["mat2_sym_sizes"], a["mat2_sym_strides"], 1) if need[1] else None)
 
     def jvp(a, b, out, da, db):
         return da.mm(b) + a.mm(db)
@@ -92,26 +142,43 @@ class Mv(Op):
 
 
 class Addmm(Op):
-    """``bias + x @ W.t()`` in one op: what ``nn.Linear`` runs on 2-D input."""
+    """``beta * bias + alpha * (x @ W.t())`` in one op: what ``nn.Linear`` runs on 2-D input."""
 
     name = "AddmmBackward0"
     saves_attrs = ("alpha", "beta")
 
     def forward(bias, a, b, alpha=1, beta=1):
-        return bias + a @ b
+        out = a @ b  # a fresh array: scale it and add the bias in place (one allocation, not two)
+        if alpha != 1:
+            out *= alpha
+        if beta == 0:  # PyTorch ignores the bias then (even nan or inf in it)
+            return out
+        if beta != 1:
+            bias = bias * beta
+        if bias.ndim > out.ndim or bias.dtype != out.dtype:
+            return bias + out
+        out += bias
+        return out
 
     def save(ctx, bias, a, b, out, alpha=1, beta=1):
         ctx.save(mat1=a if ctx.needs_input_grad[2] else None,
                  mat2=b if ctx.needs_input_grad[1] else None)
+        _save_mm_layouts(ctx, a, b, "mat1")
 
     def backward(ctx, g):
         need = ctx.needs_input_grad
-        return (g if need[0] else None,
-                g.mm(ctx.mat2.t()) if need[1] else None,
-                ctx.mat1.t().mm(g) if need[2] else None)
+        a = ctx._attrs
+        alpha, beta = a["alpha"], a["beta"]
+        return ((g if beta == 1 else g * beta) if need[0] else None,
+                _mm_mat1_backward(g, ctx.mat2, a["mat1_sym_sizes"], a["mat1_sym_strides"], alpha)
+                if need[1] else None,
+                _mm_mat2_backward(g, ctx.mat1, a["mat2_sym_sizes"], a["mat2_sym_strides"], alpha)
+                if need[2] else None)
 
     def jvp(bias, a, b, out, dbias, da, db, alpha=1, beta=1):
-        return dbias + da.mm(b) + a.mm(db)
+        if alpha == 1 and beta == 1:
+            return dbias + da.mm(b) + a.mm(db)
+        return dbias * beta + (da.mm(b) + a.mm(db)) * alpha
 
 
 def _shape_err(a, b):

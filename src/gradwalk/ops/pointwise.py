@@ -9,7 +9,8 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import float32
-from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
+from .._dtype import _BY_NUMPY
+from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, formulas_on_arrays, wrap_number
 from .core import _NO_ATTRS, Op, apply_op, result_dtype
 
 
@@ -98,8 +99,8 @@ class Mul(Op):
 
     def backward(ctx, g):
         need = ctx.needs_input_grad
-        return (g * ctx.other if need[0] else None,
-                g * ctx.self if need[1] else None)
+        return (_formula_binary(Mul, g, ctx.other) if need[0] else None,
+                _formula_binary(Mul, g, ctx.self) if need[1] else None)
 
     def jvp(x, y, out, dx, dy):
         return dx * y + x * dy
@@ -739,16 +740,43 @@ def _binary(op, a, b, attrs=_NO_ATTRS):
         a = as_tensor_arg(a)
     if type(b) is not Tensor:
         b = as_tensor_arg(b)
-    # same NumPy dtype and no Python number involved: NumPy already computes in the right dtype
-    if a._data.dtype is b._data.dtype and not (a._is_wrapped_number or b._is_wrapped_number):
-        dtype = None
+    da, db = a._data.dtype, b._data.dtype
+    a_number, b_number = a._is_wrapped_number, b._is_wrapped_number
+    if not (a_number or b_number):
+        # same NumPy dtype: NumPy already computes in the right dtype
+        dtype = None if da is db else result_dtype(a, b)
     else:
-        dtype = result_dtype(a, b)
+        dtype = None
+        if b_number and not a_number and da.kind == "f":
+            dtype = _BY_NUMPY.get(da)  # float tensor (op) Python number: the tensor's dtype, always
+        elif a_number and not b_number and db.kind == "f":
+            dtype = _BY_NUMPY.get(db)
+        if dtype is None:
+            dtype = result_dtype(a, b)
     try:
         return apply_op(op, (a, b), attrs, out_dtype=dtype)
     except ValueError:
         broadcast_shapes_or_raise(a.shape, b.shape)
         raise
+
+
+def _formula_binary(op, a, b):
+    """``op(a, b)`` inside a backward formula: when nothing can tell the difference
+    (``formulas_on_arrays``: no create_graph, no profiler) and the dtypes need no promotion, just
+    the op's NumPy forward on the arrays; otherwise the op itself, recorded and observed."""
+    if formulas_on_arrays() and not a._is_wrapped_number:
+        ad = a._data
+        if b._is_wrapped_number:
+            if ad.dtype.kind == "f":
+                data = op.forward(ad, b._py)
+                if data.dtype != ad.dtype:
+                    data = data.astype(ad.dtype)
+                return _tensor.Tensor._make(data)
+        elif b._data.dtype is ad.dtype:
+            data = op.forward(ad, b._data)
+            if data.dtype is ad.dtype or data.dtype == ad.dtype:
+                return _tensor.Tensor._make(data)
+    return _binary(op, a, b)
 
 
 def _float_dtype(t):
@@ -904,7 +932,7 @@ def rsqrt(input):
 
 
 def threshold_backward(grad, output):
-    return apply_op(ThresholdBackward, (grad, output), out_dtype=result_dtype(grad, output))
+    return _formula_binary(ThresholdBackward, grad, output)
 
 
 def mul_scalar(input, number):
@@ -914,11 +942,11 @@ def mul_scalar(input, number):
 
 
 def tanh_backward(grad, output):
-    return apply_op(TanhBackward, (grad, output), out_dtype=result_dtype(grad, output))
+    return _formula_binary(TanhBackward, grad, output)
 
 
 def sigmoid_backward(grad, output):
-    return apply_op(SigmoidBackward, (grad, output), out_dtype=result_dtype(grad, output))
+    return _formula_binary(SigmoidBackward, grad, output)
 
 
 def _bound(v):

@@ -7,7 +7,7 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import Size
-from ._util import export, normalize_dim, as_tensor_arg
+from ._util import export, formulas_on_arrays, normalize_dim, as_tensor_arg
 from .core import Op, apply_op, result_dtype_many
 
 
@@ -17,6 +17,17 @@ def _view_op(op, input, attrs):
     from ..autograd.views import make_view
 
     return make_view(apply_op(op, (input,), attrs), input)
+
+
+def _formula_view(op, input, attrs):
+    """A view op inside a backward formula (``g.t()``): when nothing can tell the difference
+    (``formulas_on_arrays``), the NumPy view marked as a view of ``input``, without the op's
+    wrapping; otherwise the op itself."""
+    if formulas_on_arrays():
+        from ..autograd.views import make_view
+
+        return make_view(_tensor.Tensor._make(op.forward(input._array(), **attrs)), input)
+    return _view_op(op, input, attrs)
 
 
 def _multi_view_op(op, input, attrs):
@@ -194,7 +205,7 @@ class T(Op):
         return x.T
 
     def backward(ctx, g):
-        return g.t(),
+        return _formula_view(T, g, {}) if g._data.ndim <= 2 else g.t(),
 
     def jvp(x, out, dx):
         return dx.t()
@@ -700,13 +711,21 @@ def expand_as(input, other):
 def sum_to_size(input, *size):
     """Sum a broadcast gradient down to ``size`` (PyTorch's ``sum_to``)."""
     size = tuple(_shape_arg(size))
-    if input.shape == size:
+    if input._data.shape == size:
         return input
     if size == ():
         return input.sum()  # at::sum_to to a 0-dim shape: a plain sum (SumBackward0)
-    lead = input.ndim - len(size)
-    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
-                                if s == 1 and input.shape[lead + i] != 1]
+    shape = input._data.shape
+    lead = len(shape) - len(size)
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
+    if formulas_on_arrays() and input._data.dtype.kind == "f":  # the engine's reduction, on arrays
+        from ..autograd.views import make_view
+
+        Tensor = _tensor.Tensor
+        out = Tensor._make(np.asarray(input._data.sum(axis=tuple(dims), keepdims=True))) if dims else input
+        if lead:
+            out = make_view(Tensor._make(out._array().reshape(size)), out)
+        return out
     out = input.sum(tuple(dims), keepdim=True) if dims else input
     if lead:
         out = out.view(size)
