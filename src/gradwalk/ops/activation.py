@@ -7,6 +7,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from ._util import export, formulas_on_arrays, normalize_dim
 from .core import Op, apply_op
+from .linalg import addmm, matmul
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -387,8 +388,6 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: AddmmBackward0 for 2-D input, as PyTorch."""
-    from .linalg import addmm, matmul
-
     x_shape = input._data.shape
     if x_shape[-1:] != weight._data.shape[-1:]:
         raise RuntimeError(

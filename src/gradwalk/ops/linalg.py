@@ -231,10 +231,12 @@ def mv(input, vec):
 
 @export()
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    if mat1.shape[1] != mat2.shape[0]:
+    if mat1._data.shape[1] != mat2._data.shape[0]:
         _shape_err(mat1, mat2)
+    dtype = mat1._data.dtype
+    same = dtype is mat2._data.dtype and dtype is input._data.dtype  # (nn.Linear) NumPy's dtype is right
     return apply_op(Addmm, (input, mat1, mat2), {"alpha": alpha, "beta": beta},
-                    out_dtype=result_dtype(mat1, mat2))
+                    out_dtype=None if same else result_dtype(mat1, mat2))
 
 
 @export()

@@ -11,11 +11,19 @@ from ._util import export, formulas_on_arrays, normalize_dim, as_tensor_arg
 from .core import Op, apply_op, result_dtype_many
 
 
+_views = None  # autograd/views.py, imported on first use (it subclasses Tensor, loaded after us)
+
+
+def make_view(out, input):
+    global _views
+    if _views is None:
+        from ..autograd import views as _views
+    return _views.make_view(out, input)
+
+
 def _view_op(op, input, attrs):
     """Run a view op: the output shares ``input``'s buffer, version counter and root ``_base``
     (in-place writes through it are tracked by ``autograd/views.py``)."""
-    from ..autograd.views import make_view
-
     return make_view(apply_op(op, (input,), attrs), input)
 
 
@@ -24,8 +32,6 @@ def _formula_view(op, input, attrs):
     (``formulas_on_arrays``), the NumPy view marked as a view of ``input``, without the op's
     wrapping; otherwise the op itself."""
     if formulas_on_arrays():
-        from ..autograd.views import make_view
-
         return make_view(_tensor.Tensor._make(op.forward(input._array(), **attrs)), input)
     return _view_op(op, input, attrs)
 
@@ -719,8 +725,6 @@ def sum_to_size(input, *size):
     lead = len(shape) - len(size)
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
     if formulas_on_arrays() and input._data.dtype.kind == "f":  # the engine's reduction, on arrays
-        from ..autograd.views import make_view
-
         Tensor = _tensor.Tensor
         out = Tensor._make(np.asarray(input._data.sum(axis=tuple(dims), keepdims=True))) if dims else input
         if lead:
@@ -792,8 +796,6 @@ def getitem(input, index):
         return _advanced_getitem(input, index)
     out = _basic_index(input, index)
     if out is input:  # x[...], x[:] still give a new tensor: an alias (a view) of x
-        from ..autograd.views import make_view
-
         out = make_view(apply_op(Alias, (input,)), input)
     return out
 

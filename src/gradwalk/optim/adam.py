@@ -50,18 +50,28 @@ class Adam(Optimizer):
                     else:
                         grad = grad + weight_decay * p._data
                 exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                exp_avg += (grad - exp_avg) * (1 - beta1)  # lerp towards the gradient
+                # the same arithmetic as PyTorch's in-place ops, in two scratch arrays
+                scratch, denom = np.empty_like(exp_avg), np.empty_like(exp_avg)  # (arrays even when 0-dim)
+                np.subtract(grad, exp_avg, out=scratch)
+                scratch *= 1 - beta1
+                exp_avg += scratch  # lerp towards the gradient
                 exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
+                np.multiply(grad, 1 - beta2, out=scratch)
+                scratch *= grad
+                exp_avg_sq += scratch
                 step_size = lr / (1 - beta1 ** step)
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** step)
                 if group["amsgrad"]:
                     max_sq = state["max_exp_avg_sq"]._data
                     np.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = np.sqrt(max_sq) / bias_correction2_sqrt + eps
+                    np.sqrt(max_sq, out=denom)
                 else:
-                    denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
-                p._data -= step_size * (exp_avg / denom)
+                    np.sqrt(exp_avg_sq, out=denom)
+                denom /= bias_correction2_sqrt
+                denom += eps
+                np.divide(exp_avg, denom, out=denom)
+                denom *= step_size
+                p._data -= denom
                 p._version_counter[0] += 1
         return loss
 

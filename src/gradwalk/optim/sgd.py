@@ -25,11 +25,12 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+            weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
             for p in group["params"]:
-                if p._grad is None:
+                grad = p._grad
+                if grad is None:
                     continue
-                d_p = -p._grad._data if group["maximize"] else p._grad._data
+                d_p = -grad._data if maximize else grad._data
                 if weight_decay != 0:
                     d_p = d_p + weight_decay * p._data
                 if momentum != 0:
