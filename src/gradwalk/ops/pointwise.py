@@ -401,14 +401,15 @@ class Sigmoid(Op):
 
 
 class ThresholdBackward(Op):
-    """``threshold_backward(grad, y, 0) = grad * (y > 0)``: relu's formula as an op of its own, as
+    """``threshold_backward(grad, y, 0) = where(y > 0, grad, 0)``: relu's formula as an op of its own, as
     in PyTorch, so that its derivative w.r.t. ``y`` is an explicit zero and third derivatives of a
     relu stay connected to the graph."""
 
     name = "ThresholdBackwardBackward0"
 
     def forward(g, y):
-        return g * (y > 0)
+        # where, not g * (y > 0): a dead unit passes exactly 0 (not -0. or nan), as PyTorch's does
+        return np.where(y > 0, g, g.dtype.type(0))
 
     def save(ctx, g, y, out):
         ctx.save(self=y)
@@ -584,7 +585,7 @@ class Clamp(Op):
             mask = x >= lo
         if hi is not None:
             mask = (x <= hi) if mask is None else mask & (x <= hi)
-        return g * mask,
+        return where(mask, g, 0.0),  # where, not g * mask: a masked -g gives 0., not -0.
 
     def jvp(x, out, dx, min=None, max=None):
         mask = (x >= (min if min is not None else -np.inf)) & (x <= (max if max is not None else np.inf))
@@ -630,7 +631,7 @@ class ClampMin(Op):
         ctx.save(self=x)
 
     def backward(ctx, g):
-        return g * (ctx.self >= ctx._attrs["min"]),
+        return where(ctx.self >= ctx._attrs["min"], g, 0.0),
 
     def jvp(x, out, dx, min):
         return dx * (x >= min)
@@ -647,7 +648,7 @@ class ClampMax(Op):
         ctx.save(self=x)
 
     def backward(ctx, g):
-        return g * (ctx.self <= ctx._attrs["max"]),
+        return where(ctx.self <= ctx._attrs["max"], g, 0.0),
 
     def jvp(x, out, dx, max):
         return dx * (x <= max)
