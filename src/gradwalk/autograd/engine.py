@@ -25,6 +25,7 @@ import numpy as np
 
 from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
+from ..ops.core import observers as _observers
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class
 
@@ -247,8 +248,12 @@ def _add_to_buffer(buffer, slot, grad):
     old = buffer[slot]
     if old is None:
         buffer[slot] = grad
+    elif _grad_state.grad_enabled or _observers.any:
+        buffer[slot] = old + grad  # create_graph (or a profiler watching): a recorded add
     else:
-        buffer[slot] = old + grad
+        # both already have the input's shape and dtype (validate_outputs); a new tensor, so a
+        # hook that kept ``old`` never sees it change
+        buffer[slot] = _Tensor._make(old._data + grad._data)
 
 
 class EngineHooks:

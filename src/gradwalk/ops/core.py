@@ -418,6 +418,11 @@ def result_dtype(a, b):
         if a._is_wrapped_number and b._is_wrapped_number:
             return float32 if da.is_floating_point else da
         return da
+    # the common mixed case: a float tensor and a Python number (which never promotes it)
+    if b._is_wrapped_number and not a._is_wrapped_number and da.is_floating_point:
+        return da
+    if a._is_wrapped_number and not b._is_wrapped_number and db.is_floating_point:
+        return db
     return _promote_slow((a, b))
 
 
