@@ -23,6 +23,9 @@ from ..grad_mode import _state as _grad_state
 
 _NO_ATTRS = {}
 _NO_EDGE = (None, 0)
+# needs_input_grad tuples, shared (a node records one only when some input requires grad)
+_NEEDS = {(x, y): (x, y) for x in (False, True) for y in (False, True)}
+_NEED_ONE = (True,)
 
 
 class _Observers:
@@ -148,13 +151,32 @@ class Op:
         raise NotImplementedError
 
 
+_METADATA = {}  # dtype -> {shape: ((shape, dtype),)}: immutable, so nodes share them
+
+
+def _metadata(data):
+    """A single-output node's ``_input_metadata``: the shape and (NumPy) dtype of the gradient it
+    will receive. Shared between nodes, so a big graph holds no copy per node for the cyclic GC
+    to scan."""
+    by_shape = _METADATA.get(data.dtype)
+    if by_shape is None:
+        by_shape = _METADATA[data.dtype] = {}
+    shape = data.shape
+    meta = by_shape.get(shape)
+    if meta is None:
+        meta = ((shape, data.dtype),)
+        if len(by_shape) < 4096:
+            by_shape[shape] = meta
+    return meta
+
+
 def _edge(t):
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     if t._requires_grad:
         return (t._grad_accumulator(), 0)
-    return (None, 0)
+    return _NO_EDGE
 
 
 def _as_arrays(inputs):
@@ -252,21 +274,17 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     seq = _sequence.value
     _sequence.value = seq + 1
     node._sequence_nr_value = seq
-    edges = []
-    needs = []
-    for t in inputs:  # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none
-        fn = t.grad_fn
-        if fn is not None:
-            edges.append((fn, t._output_nr))
-            needs.append(True)
-        elif t._requires_grad:
-            edges.append((t._grad_accumulator(), 0))
-            needs.append(True)
-        else:
-            edges.append(_NO_EDGE)
-            needs.append(False)
-    node.next_functions = tuple(edges)
-    node.needs_input_grad = tuple(needs)
+    # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none
+    if len(inputs) == 2:  # most ops; spelled out to make no temporary lists
+        a, b = inputs
+        node.next_functions = (_edge(a), _edge(b))
+        node.needs_input_grad = _NEEDS[a._requires_grad, b._requires_grad]
+    elif len(inputs) == 1:
+        node.next_functions = (_edge(inputs[0]),)
+        node.needs_input_grad = _NEED_ONE
+    else:
+        node.next_functions = tuple([_edge(t) for t in inputs])
+        node.needs_input_grad = tuple([t._requires_grad for t in inputs])
     node._saved = None
     node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
     if inplace is not None:
@@ -279,7 +297,7 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         result._grad = None
         result._output_nr = 0
         result._vc = None
-    node._input_metadata = ((data.shape, data.dtype),)  # NumPy dtypes: no GC-tracked objects
+    node._input_metadata = _metadata(data)
     if op.has_save:
         op.save(node, *inputs, out=result, **attrs)
     if inplace is not None:
