@@ -381,6 +381,15 @@ def _c_type_name(d):
             "bool": "bool", "float16": "c10::Half"}.get(d.name, d.name)
 
 
+class WrappedNumber(Tensor):
+    """A Python number inside an op (``x * 2.0``), as PyTorch wraps it: a 0-dim float64/int64
+    tensor that never promotes the dtype of the tensors it meets. Its flag and value are class
+    attribute and slot, so wrapping a number makes no instance ``__dict__``."""
+
+    __slots__ = ("_py",)
+    _is_wrapped_number = True
+
+
 def _bind_engine():
     from .autograd import engine
 

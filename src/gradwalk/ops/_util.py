@@ -46,7 +46,6 @@ _PYTHON_NUMBER_DTYPES = {float: np.float64, int: np.int64, bool: np.bool_}
 def wrap_number(value):
     """A Python number as PyTorch wraps it: a 0-dim float64/int64/bool tensor, flagged so that it
     never promotes the dtype of the tensors it meets."""
-    Tensor = _tensor.Tensor
     np_dtype = _PYTHON_NUMBER_DTYPES.get(type(value))  # the common case, without ABC checks
     if np_dtype is not None:
         data = np.asarray(value, dtype=np_dtype)
@@ -58,10 +57,8 @@ def wrap_number(value):
         data = np.asarray(value, dtype=np.float64)
     else:
         raise TypeError(f"unsupported operand type: {type(value).__name__}; expected a Tensor or a number")
-    t = Tensor._make(data)
-    d = t.__dict__
-    d["_is_wrapped_number"] = True
-    d["_py"] = value.item() if isinstance(value, np.generic) else value
+    t = _tensor.WrappedNumber._make(data)
+    t._py = value.item() if isinstance(value, np.generic) else value
     return t
 
 
