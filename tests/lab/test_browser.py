@@ -180,3 +180,68 @@ def test_a_refused_snippet_is_shown_with_its_line(lab):
     expect(lab.locator("#error")).to_be_visible()
     expect(lab.locator("#error")).to_contain_text("imports are not allowed")
     screenshot(lab, "refused-snippet")
+
+
+# Every card's content stays inside the card (tables, lists); the graph and the wide tools scroll
+# in their own boxes instead.
+OVERFLOWS = """() => {
+  const out = [];
+  const doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth + 1) out.push(`the page scrolls sideways (${doc.scrollWidth}px)`);
+  for (const card of document.querySelectorAll('#lab-page .card')) {
+    const right = card.getBoundingClientRect().right;
+    for (const el of card.querySelectorAll('td, th, li, span, button, p, h2, pre')) {
+      if (el.closest('.graph, .cm-editor')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width && r.right > right + 1) out.push(`${card.querySelector('h2')?.textContent}: "${el.textContent.slice(0, 40)}"`);
+    }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 500, 390])
+def test_the_mixed_example_fits_and_stays_readable(lab, width):
+    run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
+    lab.set_viewport_size({"width": width, "height": 800})
+    go_to_end(lab)
+    assert lab.evaluate(OVERFLOWS) == []
+    # the graph is never shrunk below 3/4 of its size: it scrolls, and the node just run is in view
+    assert float(lab.locator("#graph").get_attribute("data-scale")) >= 0.75
+    current = lab.locator("#graph svg g.node.current > path")
+    view = lab.locator("#graph").bounding_box()
+
+    def in_view():
+        box = current.bounding_box()
+        return (view["y"] - 8 <= box["y"] and box["y"] + box["height"] <= view["y"] + view["height"] + 8
+                and view["x"] - 8 <= box["x"] and box["x"] + box["width"] <= view["x"] + view["width"] + 8)
+    for _ in range(40):  # it scrolls smoothly
+        if in_view():
+            break
+        lab.wait_for_timeout(50)
+    assert in_view(), (current.bounding_box(), view)
+    # AccumulateGrad is written as PyTorch's repr writes it; data-name keeps the API's name
+    leaf = lab.locator('#graph svg g.node[data-variable="q"]')
+    expect(leaf).to_have_attribute("data-name", "torch::autograd::AccumulateGrad")
+    expect(leaf.locator("text").first).to_have_text("AccumulateGrad (q)")
+    expect(lab.locator("#deps")).to_contain_text("AccumulateGrad(q)")
+    expect(lab.locator("#deps")).not_to_contain_text("torch::")
+
+
+def test_zoom_buttons(lab):
+    run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
+    graph = lab.locator("#graph")
+    expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "true")
+    lab.click("#zoom-actual")
+    expect(graph).to_have_attribute("data-scale", "1.000")
+    expect(lab.locator("#zoom-level")).to_have_text("100%")
+    lab.locator("#zoom-in").focus()
+    lab.keyboard.press("Enter")
+    expect(graph).to_have_attribute("data-scale", "1.250")
+    lab.click("#zoom-out")
+    lab.click("#zoom-out")
+    expect(graph).to_have_attribute("data-scale", "0.800")
+    expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "false")
+    lab.click("#zoom-fit")
+    expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "true")
+    assert graph.evaluate("g => g.scrollHeight > g.clientHeight")  # 18 nodes: it scrolls

@@ -9,6 +9,7 @@
 import { Graphviz } from "@hpcc-js/wasm-graphviz";
 import { formatShort } from "./tensor";
 import { edgeKey, matchGradsOut, type PassState } from "./timeline";
+import { className, displayName } from "./panels/names";
 import type { Graph, GraphNode, Pass, RunResponse, Tensor } from "./types";
 
 let graphviz: Graphviz | null = null;
@@ -39,11 +40,16 @@ interface EdgeView {
 
 export interface GraphView {
   pass: Pass;
+  svg: SVGSVGElement;
+  /** natural size in px */
+  width: number;
+  height: number;
   nodes: Map<string, NodeView>;
   edges: Map<string, EdgeView>;
 }
 
 const FONT = "Helvetica";
+const PX_PER_PT = 1.25;
 
 function esc(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -68,13 +74,13 @@ function labelRows(node: GraphNode, pass: Pass, run: RunResponse): Row[] {
     const leafName = node.variable ?? node.forward?.name ?? "leaf";
     const leaf = run.leaves.find((l) => l.name === leafName);
     const value = leaf?.value ?? node.forward?.value ?? null;
-    rows.push({ role: "name", text: node.name });
+    rows.push({ role: "name", text: `${className(node.name)} (${leafName})` });
     if (value) rows.push({ role: "forward", text: `${leafName} = ${formatShort(value)}` });
     const final = pass.grads[leafName] ?? null;
     rows.push({ role: "leafgrad", text: `${leafName}.grad = ${formatShort(final)}` });
     return rows;
   }
-  rows.push({ role: "name", text: node.name });
+  rows.push({ role: "name", text: displayName(node) });
   if (node.kind !== "root" || node.seq != null) rows.push({ role: "seq", text: seqText(node) });
   if (node.forward) rows.push({ role: "forward", text: `${node.forward.name} = ${formatShort(node.forward.value)}` });
   rows.push({ role: "grad", text: `grad ${gradText(finalGrad) || "—"}` });
@@ -114,7 +120,9 @@ export function buildDot(pass: Pass, run: RunResponse): { dot: string; rows: Map
   const rows = new Map<string, Row[]>();
   const lines = [
     "digraph backward {",
-    `  graph [rankdir=BT, bgcolor="transparent", nodesep=0.35, ranksep=0.45, pad=0.15, fontname="${FONT}"];`,
+    // Compact: a long chain (the "mixed" preset) is tall. Edge labels are xlabels, placed after
+    // the layout, so they do not add a rank of their own between two nodes.
+    `  graph [rankdir=BT, bgcolor="transparent", nodesep=0.25, ranksep=0.3, pad=0.15, forcelabels=true, fontname="${FONT}"];`,
     `  node [shape=box, style="rounded,filled", fillcolor="#ffffff", color="#9aa5b1", penwidth=1.2, fontname="${FONT}", margin="0.12,0.06"];`,
     `  edge [dir=back, color="#9aa5b1", penwidth=1.2, arrowsize=0.75, fontname="${FONT}", fontsize=11, fontcolor="#c2410c"];`,
   ];
@@ -140,7 +148,7 @@ export function buildDot(pass: Pass, run: RunResponse): { dot: string; rows: Map
   }
   graph.edges.forEach((edge, i) => {
     const text = carriedText.get(edgeKey(edge));
-    const label = text ? `, label=${quote(" " + text + " ")}` : "";
+    const label = text ? `, xlabel=${quote(" " + text + " ")}` : "";
     // Written producer -> consumer so the layout follows the forward pass; dir=back draws the
     // arrowhead at the producer, the way the gradient goes.
     lines.push(`  ${quote(edge.to)} -> ${quote(edge.from)} [id="ge-${i}"${label}];`);
@@ -157,10 +165,11 @@ export function renderGraph(container: HTMLElement, pass: Pass, run: RunResponse
   const svg = container.querySelector("svg");
   if (!svg) throw new Error("Graphviz returned no SVG");
 
-  // Natural size (pt → px), scaled down by CSS (max-width: 100%) when the panel is narrower.
-  const width = parseFloat(svg.getAttribute("width") ?? "0");
-  svg.removeAttribute("height");
-  svg.setAttribute("width", String(Math.round(width * 1.25)));
+  // Natural size: Graphviz's points at 1.25 px each; zoom.ts sets the size it is drawn at.
+  const width = parseFloat(svg.getAttribute("width") ?? "0") * PX_PER_PT;
+  const height = parseFloat(svg.getAttribute("height") ?? "0") * PX_PER_PT;
+  svg.setAttribute("width", String(Math.round(width)));
+  svg.setAttribute("height", String(Math.round(height)));
   svg.setAttribute("role", "img");
   svg.setAttribute(
     "aria-label",
@@ -179,6 +188,7 @@ export function renderGraph(container: HTMLElement, pass: Pass, run: RunResponse
     if (node.variable) g.dataset.variable = node.variable;
     g.classList.add(`kind-${node.kind}`);
     const title = g.querySelector("title");
+    // The tooltip keeps the API's (C++) name: torch::autograd::AccumulateGrad.
     if (title) title.textContent = node.seq == null ? node.name : `${node.name} (seq ${node.seq})`;
     const view: NodeView = { g, node, texts: new Map(), saved: new Map() };
     const texts = Array.from(g.querySelectorAll<SVGTextElement>("text"));
@@ -229,7 +239,7 @@ export function renderGraph(container: HTMLElement, pass: Pass, run: RunResponse
     seedEdge.querySelector("title")?.remove();
   }
 
-  return { pass, nodes, edges };
+  return { pass, svg, width, height, nodes, edges };
 }
 
 const STATES = ["waiting", "ready", "current", "done"] as const;

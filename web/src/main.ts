@@ -9,6 +9,7 @@ import { fill, empty } from "./dom";
 import { createEditor } from "./editor";
 import { loadGraphviz, renderGraph, updateGraph, type GraphView } from "./graph";
 import { buildMenu, startRouter } from "./figures/index";
+import { createZoom } from "./zoom";
 import { renderBuffers } from "./panels/buffers";
 import { createComparePanel } from "./panels/compare";
 import { createProfilePanel } from "./panels/profile";
@@ -58,6 +59,13 @@ let graphView: GraphView | null = null;
 let latestRequest = 0;
 let runsDone = 0;
 
+const zoom = createZoom(els.graph, {
+  fit: $("zoom-fit") as HTMLButtonElement,
+  actual: $("zoom-actual") as HTMLButtonElement,
+  zoomIn: $("zoom-in") as HTMLButtonElement,
+  zoomOut: $("zoom-out") as HTMLButtonElement,
+  readout: $("zoom-level"),
+});
 const editor = createEditor(els.editor, "", () => void runSource());
 const controls = createControls({
   step: () => moveTo(cursor + 1),
@@ -149,13 +157,19 @@ function render(): void {
   const mode = run?.mode ?? currentMode();
 
   if (state && run) {
-    if (!graphView || graphView.pass !== state.pass) graphView = renderGraph(els.graph, state.pass, run);
+    if (!graphView || graphView.pass !== state.pass) {
+      graphView = renderGraph(els.graph, state.pass, run);
+      zoom.attach(graphView.svg, graphView.width, graphView.height);
+    }
     updateGraph(graphView, state);
+    // Keep the node being run in view (at the start of a pass: the root).
+    zoom.follow(graphView.nodes.get(state.step?.node ?? state.graph.root)?.g ?? null);
     const where = state.pass.line != null ? ` · line ${state.pass.line}` : "";
     els.graphCaption.textContent = `${state.pass.call}${where} · ${mode === "topo" ? "topological sort" : "ready queue"}`;
     editor.markActive(activeLine(state));
   } else {
     graphView = null;
+    zoom.detach();
     fill(els.graph, empty(run ? "No backward graph: the snippet did not reach backward()." : "Run a snippet to see its backward graph."));
     els.graphCaption.textContent = "";
     editor.markActive(null);

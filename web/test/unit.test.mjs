@@ -102,6 +102,6 @@ test("DOT: one node per graph node plus the seed, edges drawn producer -> consum
   const r = run();
   const { dot } = m.buildDot(r.passes[0], r);
   assert.equal((dot.match(/\[id="gn-/g) ?? []).length, 7);
-  assert.match(dot, /"n4" -> "n5" \[id="ge-0", label=" 0.6347 "\]/);
+  assert.match(dot, /"n4" -> "n5" \[id="ge-0", xlabel=" 0.6347 "\]/);
   assert.match(dot, /rankdir=BT/);
 });

@@ -212,9 +212,35 @@ export { COLORS };
 
 /** Log axes: a label and a grid line per decade only ("1e-8"), not uPlot's 2…9 in between. */
 const LOG_AXIS: Partial<uPlot.Axis> = {
+  // Our own ticks, one per decade (every k-th when there are many): uPlot's own loop forever on
+  // small decades (1e-29 + 1e-29 is not 2e-29 in floating point).
+  // Labels need ~52 px side by side on an x axis, ~24 px stacked on a y axis.
+  splits: (u, axis, min, max) => {
+    const lo = Math.ceil(Math.log10(min) - 1e-9);
+    const hi = Math.floor(Math.log10(max) + 1e-9);
+    if (!Number.isFinite(lo) || !Number.isFinite(hi) || hi < lo) return [];
+    const across = (u.axes[axis].side ?? 0) % 2 === 0;
+    const room = (across ? u.bbox.width : u.bbox.height) / devicePixelRatio;
+    const fits = Math.max(2, Math.floor(room / (across ? 52 : 24)));
+    const k = Math.max(1, Math.ceil((hi - lo + 1) / fits));
+    const out: number[] = [];
+    for (let e = lo; e <= hi; e += k) out.push(Number(`1e${e}`));
+    return out;
+  },
   filter: (_u, splits) => splits.map((v) => (v > 0 && Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9 ? v : null)),
   values: (_u, splits) => splits.map((v) => (v == null ? "" : `1e${Math.round(Math.log10(v))}`)),
 };
+
+/** A log scale's range: whole decades, written as exact literals ("1e-30"). uPlot's log ticks
+ * step from the range's minimum and loop forever when it is not an exact decade (Math.pow(10, -30)
+ * is 9.999999999999999e-31) or is below 1e-32, so the range is also kept inside [1e-30, 1e30]. */
+function logRange(_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax {
+  if (min == null || max == null || !(min > 0) || !(max > 0) || !Number.isFinite(min) || !Number.isFinite(max)) return [0.1, 10];
+  const clamp = (e: number) => Math.max(-30, Math.min(30, e));
+  const lo = clamp(Math.floor(Math.log10(min)));
+  const hi = Math.max(clamp(Math.ceil(Math.log10(max))), lo + 1);
+  return [Number(`1e${lo}`), Number(`1e${hi}`)];
+}
 
 /** A uPlot line chart that fits its container's width and draws markers on top. */
 export function lineChart(parent: HTMLElement, o: ChartOptions) {
@@ -227,8 +253,8 @@ export function lineChart(parent: HTMLElement, o: ChartOptions) {
     width: width(),
     height: o.height ?? 260,
     scales: {
-      x: { time: false, distr: o.logX ? 3 : 1 },
-      y: { distr: o.logY ? 3 : 1 },
+      x: { time: false, distr: o.logX ? 3 : 1, ...(o.logX ? { range: logRange } : {}) },
+      y: { distr: o.logY ? 3 : 1, ...(o.logY ? { range: logRange } : {}) },
     },
     axes: [
       { label: o.xLabel, stroke: "#374151", grid: { stroke: "#eef0f3" }, ...(o.logX ? LOG_AXIS : {}) },

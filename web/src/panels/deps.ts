@@ -3,7 +3,8 @@
 
 import { empty, fill, h } from "../dom";
 import type { PassState } from "../timeline";
-import { nodeName, seqLabel } from "./names";
+import { nodeName } from "./names";
+import { cell, fitTable } from "./table";
 
 export function renderDeps(el: HTMLElement, state: PassState | null): void {
   if (!state) return fill(el, empty("No pass to show."));
@@ -18,18 +19,20 @@ export function renderDeps(el: HTMLElement, state: PassState | null): void {
         "data-count": count,
         class: [change ? "changed" : "", `st-${state.status.get(node.id)}`].join(" ").trim(),
       },
-      h("td", {}, nodeName(state.graph, node.id)),
-      h("td", { class: "muted" }, seqLabel(node.seq)),
-      h("td", { class: "num" }, change ? `${change.before} → ${change.after}` : String(count)),
+      cell(nodeName(state.graph, node.id)),
+      cell(node.seq == null ? "max" : String(node.seq), "muted num"),
+      cell(change ? `${change.before} → ${change.after}` : String(count), "num"),
     );
   });
   fill(
     el,
-    h(
-      "table",
-      {},
-      h("thead", {}, h("tr", {}, h("th", {}, "node"), h("th", {}, "seq"), h("th", { class: "num" }, "waits for"))),
-      h("tbody", {}, rows),
+    fitTable(
+      [
+        { head: "node" },
+        { head: "seq", width: "3.4em", class: "num", title: "sequence number (max for AccumulateGrad)" },
+        { head: "waits", width: "4.2em", class: "num", title: "how many gradients the node still waits for" },
+      ],
+      rows,
     ),
   );
 }

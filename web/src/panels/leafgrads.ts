@@ -4,6 +4,7 @@ import { empty, fill, h } from "../dom";
 import { formatTensor } from "../tensor";
 import type { PassState } from "../timeline";
 import type { RunResponse } from "../types";
+import { cell, fitTable } from "./table";
 
 export function renderLeafGrads(el: HTMLElement, state: PassState | null, run: RunResponse | null): void {
   if (!run || !run.leaves.length) return fill(el, empty("No leaves."));
@@ -13,18 +14,20 @@ export function renderLeafGrads(el: HTMLElement, state: PassState | null, run: R
     return h(
       "tr",
       { "data-leaf": leaf.name, class: now ? "changed" : null },
-      h("td", { class: "name" }, leaf.name),
-      h("td", { class: "fwd num" }, formatTensor(leaf.value)),
-      h("td", { class: grad ? "grad num" : "muted num" }, formatTensor(grad, { digits: 6 })),
+      cell(leaf.name, "name"),
+      cell(formatTensor(leaf.value), "fwd num wrap"),
+      cell(formatTensor(grad, { digits: 6 }), grad ? "grad num wrap" : "muted num wrap"),
     );
   });
   fill(
     el,
-    h(
-      "table",
-      {},
-      h("thead", {}, h("tr", {}, h("th", {}, "leaf"), h("th", {}, "value"), h("th", {}, ".grad"))),
-      h("tbody", {}, rows),
+    fitTable(
+      [
+        { head: "leaf", width: "22%" },
+        { head: "value", width: "36%", class: "num" },
+        { head: ".grad", class: "num" },
+      ],
+      rows,
     ),
   );
 }

@@ -6,6 +6,7 @@
 
 import { empty, fill, h } from "../dom";
 import type { ApiError } from "../types";
+import { className } from "./names";
 
 export interface ProfileEvent {
   id: number;
@@ -76,7 +77,7 @@ export function renderTimeline(el: HTMLElement, r: ProfileResponse): void {
     const g = svg("g", { class: `event ${e.kind}`, "data-seq": e.seq ?? "", "data-name": e.name });
     g.append(svg("title", {}, `${e.name}\nseq ${e.seq ?? "—"} · ${duration(e.dur_us)}`));
     g.append(svg("rect", { x: left, y, width: SLOT - 12, height: BOX_H, rx: 5 }));
-    g.append(svg("text", { x: left + 6, y: y + 14, class: "ev-name" }, short(e.name)));
+    g.append(svg("text", { x: left + 6, y: y + 14, class: "ev-name" }, short(className(e.name))));
     g.append(svg("text", { x: left + 6, y: y + 28, class: "ev-meta" }, `seq ${e.seq ?? "—"} · ${duration(e.dur_us)}`));
     chart.append(g);
     (inner.get(e.id) ?? []).forEach((op, i) => {
