@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 import gradwalk
-import torch
 from parity import assert_same, assert_same_error, graph_structure, run_both, to_numpy
 
 PROBE = "_probe = torch.ones(1, requires_grad=True) * 1\nstart = _probe.grad_fn._sequence_nr()\n"
