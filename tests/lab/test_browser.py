@@ -193,7 +193,8 @@ OVERFLOWS = """() => {
     for (const el of card.querySelectorAll('td, th, li, span, button, p, h2, pre')) {
       if (el.closest('.graph, .cm-editor')) continue;
       const r = el.getBoundingClientRect();
-      if (r.width && r.right > right + 1) out.push(`${card.querySelector('h2')?.textContent}: "${el.textContent.slice(0, 40)}"`);
+      if (r.width && r.right > right + 1)
+        out.push(`${card.querySelector('h2')?.textContent}: "${el.textContent.slice(0, 40)}"`);
     }
   }
   return out;
