@@ -132,6 +132,11 @@ def main():
     import gradwalk
 
     torch.set_num_threads(1)
+    # one BLAS thread for NumPy too, like for like (and OpenBLAS's spinning threads make small
+    # matmuls erratic on a busy 2-core machine)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
     print(f"(a) chain of {args.ops} ops, microseconds per op (best of {args.repeat})")
     print(f"{'shape':<8} {'library':<10} {'forward':>9} {'backward':>9} {'total':>9} {'vs torch':>9}")
     for shape, label in ((None, "1 elem"), ((16, 16), "16x16")):
