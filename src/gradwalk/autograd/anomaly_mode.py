@@ -8,12 +8,16 @@
     #     y = x.sqrt()
     # RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
 
-While it is on, every node an op creates keeps the Python stack of that moment
-(``node.metadata["traceback_"]``, stored by ``ops/core.py``); after each node runs, the engine
-checks its outputs for NaN (``engine.py``); and when a node fails, the warning shows where in the
-user's code that node was made (gradwalk's own frames left out, as PyTorch's C++ frames are).
+While it is on, every node keeps the Python stack of the moment it was made
+(``node.metadata["traceback_"]``, stored by ``ops/core.py`` and ``record``); the engine notes
+which node it is running, so a node made by a backward formula (``create_graph=True``) also
+keeps its parent, the node whose formula made it (``node.metadata["parent_"]``); after each node
+runs, its outputs are checked for NaN; and when a node fails, the warning shows where in the
+user's code that node was made (gradwalk's own frames left out, as PyTorch's C++ frames are),
+then one more warning per ancestor: "Previous calculation was induced by PowBackward0. ..."
 """
 import os
+import threading
 import traceback
 import warnings
 
@@ -23,20 +27,65 @@ ANOMALY_WARNING = ("Anomaly Detection has been enabled. This mode will increase 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+class _Running(threading.local):
+    node = None  # the node the engine is evaluating in this thread (only in anomaly mode)
+
+
 class _AnomalyState:
     enabled = False
     check_nan = True
+    running = _Running()
+
+    def record(self, node, skip=1):
+        """Keep the stack of this moment on a new node, and the node being run, if any, as its
+        parent (PyTorch's Node constructor in anomaly mode: store_stack, assign_parent)."""
+        node._anomaly = traceback.extract_stack()[:-skip]
+        metadata = node.metadata
+        metadata["traceback_"] = traceback.format_list(node._anomaly)
+        parent = self.running.node
+        if parent is not None:
+            metadata["parent_"] = parent
+
+    def evaluate(self, task, fn, inputs):
+        """The engine's ``evaluate_function`` in anomaly mode (PyTorch's NodeGuard and
+        ``set_exception``): ``fn`` is the running node while it runs, and any error warns."""
+        running = self.running
+        previous = running.node
+        running.node = fn
+        try:
+            task.evaluate_function(fn, inputs, watched=True)
+        except Exception:
+            self.warn_for(fn)
+            raise
+        finally:
+            running.node = previous
 
     def warn_for(self, node):
-        """The UserWarning PyTorch prints before a node's error propagates."""
-        stack = node._anomaly
-        if stack is None:
-            return
+        """The UserWarnings PyTorch prints before a node's error propagates: where the node was
+        made, then where each node whose backward made it (its parent, grandparent...) was made."""
+        _warn_stack(node, is_parent=False)
+        parent = node._metadata.get("parent_") if node._metadata else None
+        while parent is not None:
+            _warn_stack(parent, is_parent=True)
+            parent = parent._metadata.get("parent_") if parent._metadata else None
+
+
+def _warn_stack(node, is_parent):
+    stack = node._anomaly
+    if stack is None:
+        message = (f"Error detected in {node.name()}. No forward pass information available. "
+                   "Enable detect anomaly during forward pass for more information.")
+    else:
         user_frames = [frame for frame in stack
                        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR)]
         trace = "".join(traceback.format_list(user_frames))
-        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                      f"error:\n{trace}", UserWarning, stacklevel=2)
+        if is_parent:
+            message = (f"\n\nPrevious calculation was induced by {node.name()}. Traceback of "
+                       f"forward call that induced the previous calculation:\n{trace}")
+        else:
+            message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
+                       f"the error:\n{trace}")
+    warnings.warn(message, UserWarning, stacklevel=4)
 
 
 _anomaly = _AnomalyState()

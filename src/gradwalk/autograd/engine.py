@@ -368,7 +368,11 @@ class GraphTask:
         finally:
             self.steps_done += 1
 
-    def evaluate_function(self, fn, inputs):
+    def evaluate_function(self, fn, inputs, watched=False):
+        if _anomaly.enabled and not watched:
+            # anomaly mode runs this again, watched: fn is noted as the running node (the parent
+            # of any node made meanwhile), outputs are checked for NaN, an error warns
+            return _anomaly.evaluate(self, fn, inputs)
         observer = self.observer
         if observer is not None:
             observer.on_pop(self, fn, inputs)
@@ -385,10 +389,9 @@ class GraphTask:
             fn.release_variables()
             if observer is not None:
                 observer.on_release(self, fn)
-        if _anomaly.enabled and _anomaly.check_nan:
+        if watched and _anomaly.check_nan:
             for i, out in enumerate(outputs):
                 if out is not None and np.isnan(out._data).any():
-                    _anomaly.warn_for(fn)
                     raise RuntimeError(f"Function '{fn.name()}' returned nan values in its {i}th output.")
         self._send(fn, outputs)
 
@@ -402,22 +405,17 @@ class GraphTask:
             self._capture(fn, inputs)
         if fn._pre_hooks:
             inputs = _call_pre_hooks(fn, inputs)
-        try:
-            if type(fn) is AccumulateGrad:
-                if not self.accumulate_grad:
-                    return []
-                if inputs and inputs[0] is not None and id(inputs[0]) in self.user_grads:
-                    inputs[0] = type(inputs[0])._make(inputs[0]._data.copy())  # never alias the user's tensor
-                outputs = fn.apply(inputs)
-                if self.observer is not None:
-                    self.observer.on_accumulate(self, fn)
-            else:
-                outputs = fn.apply(inputs)
-                outputs = validate_outputs(fn, list(outputs))
-        except Exception:
-            if _anomaly.enabled:
-                _anomaly.warn_for(fn)
-            raise
+        if type(fn) is AccumulateGrad:
+            if not self.accumulate_grad:
+                return []
+            if inputs and inputs[0] is not None and id(inputs[0]) in self.user_grads:
+                inputs[0] = type(inputs[0])._make(inputs[0]._data.copy())  # never alias the user's tensor
+            outputs = fn.apply(inputs)
+            if self.observer is not None:
+                self.observer.on_accumulate(self, fn)
+        else:
+            outputs = fn.apply(inputs)
+            outputs = validate_outputs(fn, list(outputs))
         if fn._post_hooks:
             outputs = _call_post_hooks(fn, outputs, inputs)
         if self.observer is not None:

@@ -179,6 +179,8 @@ def _apply(cls, args, kwargs):
     requires_grad = _grad_state.grad_enabled and any(
         a._requires_grad for a, t in zip(args, is_input) if t)
     ctx.needs_input_grad = tuple(t and a._requires_grad for a, t in zip(args, is_input))
+    if requires_grad:  # the edges are read before forward runs: it may write into its inputs
+        ctx.next_functions = tuple(_edge(a) for a, t in zip(args, is_input) if t)  # tensor args only
 
     # forward runs without recording, and without carrying tangents: jvp() gives those
     with no_grad(), _no_tangents():
@@ -215,27 +217,40 @@ class _no_tangents:
 
 
 def _wire_outputs(ctx, args, is_input, outputs):
-    """Give the outputs the node as ``grad_fn`` and pack what ``save_for_backward`` asked for."""
+    """Give the outputs the node as ``grad_fn`` and pack what ``save_for_backward`` asked for.
+
+    A dirty output that is a view (``v = h[1:3]`` written in place by forward) is handled like
+    any in-place op on a view: its base's history becomes ``CopySlices(ctx)`` and the view's
+    ``grad_fn`` an ``AsStridedBackward0`` over it (PyTorch's ``rebase_history``)."""
     from ..tensor import Tensor
 
-    ctx.next_functions = tuple(_edge(a) for a, t in zip(args, is_input) if t)  # tensor args only
     inputs = {id(a) for a, t in zip(args, is_input) if t}
     dirty = {id(t) for t in ctx.dirty_tensors}
     non_diff = {id(t) for t in ctx.non_differentiable}
     wired = []
     meta = []
+    rebased = set()
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):
             wired.append(out)
             meta.append((None, None))
             continue
+        rebase = False
         if id(out) in dirty:
             _check_dirty(out)
+            rebase = out._base is not None
+            if rebase:
+                _check_dirty_view(out, len(outputs))
             out._version_counter[0] += 1  # PyTorch bumps a dirty tensor's version once more
         elif id(out) in inputs:
             out = _alias(out)  # an input returned as is comes back as a new view of it
         differentiable = out.is_floating_point() and id(outputs[i]) not in non_diff
-        if differentiable:
+        if differentiable and rebase:
+            from . import views
+
+            views.rebase_history(out, ctx)
+            rebased.add(id(out))
+        elif differentiable:
             out.grad_fn = ctx
             out._output_nr = i
             out._requires_grad = True
@@ -245,7 +260,7 @@ def _wire_outputs(ctx, args, is_input, outputs):
         wired.append(out)
         meta.append((out.shape, out.dtype))
     ctx._input_metadata = meta
-    ctx._saved = tuple(_save(ctx, t, outputs, wired) for t in ctx.to_save)
+    ctx._saved = tuple(_save(ctx, t, outputs, wired, rebased) for t in ctx.to_save)
     ctx.to_save = ()
     return tuple(wired)
 
@@ -259,7 +274,7 @@ def _edge(t):
 
 
 def _check_dirty(t):
-    if t.grad_fn is None and t._requires_grad:
+    if _raw_grad_fn(t) is None and t._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
 
 
@@ -272,11 +287,41 @@ def _alias(t):
     return view
 
 
-def _save(ctx, t, outputs, wired):
+def _raw_grad_fn(t):
+    """``grad_fn`` as it is set, not regenerated for a view whose buffer was written since
+    (PyTorch's C++ ``is_leaf`` reads the field)."""
+    if "_base" in t.__dict__:
+        from . import views
+
+        return views._grad_fn_slot.__get__(t)
+    return t.grad_fn
+
+
+def _check_dirty_view(t, n_outputs):
+    """A view written in place by forward: the checks PyTorch makes before rebasing its base."""
+    if n_outputs > 1:
+        raise RuntimeError(
+            "If your Function modifies inplace an input that is a view of another Tensor, your "
+            "Function cannot return more than one Tensor. This is not supported by the current "
+            "autograd engine. You should either make sure the input is not a view (using .clone() "
+            "for example) or make your Function only return one Tensor (potentially splitting it "
+            "into two Functions: one doing the inplace that returns a single Tensor and a second "
+            "one that does the other operations). You can ask on the forum "
+            "https://discuss.pytorch.org/ if you need help to do this change.")
+    from . import views
+
+    views.check_inplace_on_view(t)
+    base = t._base
+    if base.grad_fn is None and base._requires_grad:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+
+
+def _save(ctx, t, outputs, wired, rebased=()):
     if t is None:
         return None
     for original, out in zip(outputs, wired):
-        if t is original and out.grad_fn is ctx:
+        if t is original and (out.grad_fn is ctx or id(out) in rebased):
             # an output: keep its data, not the tensor (that would be a cycle through ctx)
             return SavedTensor(out, None, is_output=True)
     return SavedTensor(t)

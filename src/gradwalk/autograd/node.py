@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 from ..grad_mode import _state as _grad_state
+from .anomaly_mode import _anomaly
 
 UINT64_MAX = 2**64 - 1
 
@@ -207,6 +208,8 @@ class Node:
         self.next_functions = next_functions
         self._sequence_nr_value = _next_sequence_nr() if sequence_nr is None else sequence_nr
         self._input_metadata = []
+        if _anomaly.enabled:  # (op nodes skip __init__: ops/core.py records theirs)
+            _anomaly.record(self, skip=2)
 
     # --- PyTorch's Python API on nodes ---
     def name(self):

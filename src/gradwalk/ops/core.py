@@ -11,8 +11,6 @@ Each op is a small class (see ``pointwise.py``, ``reduction.py``, ...), in the s
 Backward and jvp formulas are written with gradwalk's own tensor ops, so with
 ``create_graph=True`` they record a graph of their own and derivatives of any order work.
 """
-import traceback
-
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
@@ -337,8 +335,9 @@ def _apply_multi(op, inputs, attrs, data, requires_grad):
 
 def _observe(op, node, inputs, result, attrs):
     if observers.anomaly:
-        node._anomaly = traceback.extract_stack()[:-4]
-        node.metadata["traceback_"] = traceback.format_list(node._anomaly)
+        from ..autograd.anomaly_mode import _anomaly
+
+        _anomaly.record(node, skip=5)  # leave out record, _observe, _apply, apply_op and the op
 
 
 def forward_only(op, inputs, attrs=_NO_ATTRS):

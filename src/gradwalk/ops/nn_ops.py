@@ -314,17 +314,17 @@ class Convolution(Op):
         return out
 
     def save(ctx, x, w, b=None, *, out, stride, padding, dilation, groups):
-        ctx.save(input=x if ctx.needs_input_grad[1] else None, weight=w)
-        ctx._attrs["input_shape"] = tuple(x.shape)
+        ctx.save(input=x, weight=w)
 
     def backward(ctx, g):
+        # one op computes all three, as PyTorch's convolution_backward (one node with
+        # create_graph=True: ConvolutionBackwardBackward0, edges grad_output, input, weight)
         a = ctx._attrs
-        need = ctx.needs_input_grad
+        need = ctx.needs_input_grad  # (input, weight, bias): convolution() gives bias an edge
         attrs = {k: a[k] for k in _CONV_ATTRS}
-        gx = conv_input_grad(g, ctx.weight, a["input_shape"], attrs) if need[0] else None
-        gw = conv_weight_grad(ctx.input, g, ctx.weight.shape, attrs) if need[1] else None
-        gb = g.sum((0, 2, 3)) if len(need) > 2 and need[2] else None
-        return (gx, gw, gb) if len(need) > 2 else (gx, gw)
+        gx, gw, gb = apply_op(ConvolutionBackward, (g, ctx.input, ctx.weight),
+                              dict(attrs, output_mask=need))
+        return (gx if need[0] else None, gw if need[1] else None, gb if need[2] else None)
 
     def jvp(*args, stride, padding, dilation, groups):
         # args: the inputs (x, w[, b]), the output, then one tangent per input
@@ -343,6 +343,45 @@ class Convolution(Op):
             part = tangents[2].reshape(1, -1, 1, 1)
             total = part if total is None else total + part
         return total
+
+
+class ConvolutionBackward(Op):
+    """``convolution_backward``: the gradients for input, weight and bias from ``grad_output``.
+    Outputs that ``output_mask`` leaves out are empty placeholders (PyTorch's undefined tensors)."""
+
+    name = "ConvolutionBackwardBackward0"
+
+    def forward(g, x, w, *, stride, padding, dilation, groups, output_mask):
+        empty = np.empty((0,), dtype=g.dtype)
+        return (_conv_input_grad(g, w, x.shape, stride, padding, dilation, groups)
+                if output_mask[0] else empty,
+                _conv_weight_grad(x, g, w.shape, stride, padding, dilation, groups)
+                if output_mask[1] else empty,
+                g.sum((0, 2, 3)) if output_mask[2] else empty)
+
+    def save(ctx, g, x, w, out, **attrs):
+        ctx.save(grad_output=g, input=x, weight=w)
+        ctx._attrs = attrs
+
+    def backward(ctx, ggx, ggw, ggb):
+        # grad_input = convT(g, w), grad_weight = wgrad(x, g), grad_bias = g.sum((0, 2, 3)):
+        # each is linear in each of its arguments
+        a = {k: ctx._attrs[k] for k in _CONV_ATTRS}
+        need = ctx.needs_input_grad
+        g, x, w = ctx.grad_output, ctx.input, ctx.weight
+        gg = None
+        if need[0]:
+            if ggx is not None:
+                gg = convolution(ggx, w, None, **a)
+            if ggw is not None:
+                part = convolution(x, ggw, None, **a)
+                gg = part if gg is None else gg + part
+            if ggb is not None:
+                part = ggb.reshape(1, -1, 1, 1).expand(*g.shape)
+                gg = part if gg is None else gg + part
+        gx = conv_input_grad(g, ggw, x.shape, a) if need[1] and ggw is not None else None
+        gw = conv_weight_grad(ggx, g, w.shape, a) if need[2] and ggx is not None else None
+        return gg, gx, gw
 
 
 class ConvolutionInputGrad(Op):
@@ -415,6 +454,10 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, group
     attrs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
     inputs = (input, weight) if bias is None else (input, weight, bias)
     out = apply_op(Convolution, inputs, attrs)
+    node = out.grad_fn
+    if bias is None and node is not None:  # aten::convolution's bias is a Tensor? argument: an edge all the same
+        node.next_functions += ((None, 0),)
+        node.needs_input_grad += (False,)
     return out.squeeze(0) if squeeze else out
 
 

@@ -156,7 +156,11 @@ class Squeeze(Op):
         return np.squeeze(x, axis=dim) if x.shape[dim] == 1 else x
 
     def backward(ctx, g):
-        return g.reshape(ctx._attrs["self_sym_sizes"]),
+        # PyTorch's unsqueeze_to: one unsqueeze per size-1 dim (so create_graph records those)
+        for dim, size in enumerate(ctx._attrs["self_sym_sizes"]):
+            if size == 1:
+                g = g.unsqueeze(dim)
+        return g,
 
     def jvp(x, out, dx, self_sym_sizes, dim=None):
         return dx.reshape(out.shape)
@@ -166,11 +170,18 @@ class SqueezeDim(Squeeze):
     name = "SqueezeBackward1"
     saves_attrs = ("dim", "self_sym_sizes")
 
+    def backward(ctx, g):
+        a = ctx._attrs
+        return (g.unsqueeze(a["dim"]) if a["self_sym_sizes"][a["dim"]] == 1 else g),
+
 
 class SqueezeMatmul(Squeeze):
     """The squeeze that ``1-D @ 2-D`` matmul ends with."""
 
     name = "SqueezeBackward4"
+
+    def backward(ctx, g):
+        return g.reshape(ctx._attrs["self_sym_sizes"]),
 
 
 class Expand(Op):
@@ -890,13 +901,50 @@ def setitem(input, index, value):
         # copied into it; the in-place write on a view gives input a CopySlices history.
         _copy_to(_basic_index(input, index), value)
         return
-    if _state.grad_enabled and input.grad_fn is None and input.requires_grad:  # x[0] = 5. writes through a view of x
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if _state.grad_enabled:
-        _check_inplace(input)
-    apply_op(IndexPut if advanced and not dual else CopySlices, (input, value), {"index": np_index},
-             inplace=input)
+        if input._base is not None:
+            _check_inplace(input)  # a view made under no_grad, or a view of a leaf: refused
+        elif input.grad_fn is None and input.requires_grad:  # x[[0]] = 5. writes through a view of x
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if dual:
+        apply_op(CopySlices, (input, value), {"index": np_index}, inplace=input)
+        return
+    # As PyTorch: the basic parts of the index (integers, slices, None, ...) make a view of input
+    # (Select, Slice, ...), and index_put_ writes into that view with the advanced parts; when the
+    # view is not input itself, input gets CopySlices(IndexPutBackward0) as its history.
+    basic, advanced_on_view = _split_index(index)
+    sliced = _basic_index(input, basic)
+    sizes = list(value.shape)
+    while sizes and sizes[0] == 1:  # PyTorch's slicePrefix1sSize: the value without leading 1s
+        sizes.pop(0)
+    if len(sizes) != value.ndim:
+        value = view(value, tuple(sizes))
+    if _state.grad_enabled and sliced is not input:
+        _check_inplace(sliced)
+    apply_op(IndexPut, (sliced, value), {"index": advanced_on_view}, inplace=sliced)
+
+
+def _split_index(index):
+    """An index mixing basic and advanced parts, as PyTorch's ``applySlicing`` splits it: the
+    basic index (each advanced part replaced by full slices over the dims it covers), and the
+    index that the view it makes still needs (integers gone, each slice or new dim a full slice)."""
+    basic, rest = [], []
+    for i in index:
+        if _is_advanced(i):
+            ix = _to_np_index(i)
+            covered = np.ndim(ix) if np.asarray(ix).dtype == np.bool_ else 1
+            basic.extend([slice(None)] * covered)
+            rest.append(ix)
+        elif i is Ellipsis:
+            basic.append(i)
+            rest.append(i)
+        elif i is None or i is True or isinstance(i, slice):
+            basic.append(i)
+            rest.append(slice(None))
+        else:  # an integer: selected away
+            basic.append(i)
+    return tuple(basic), tuple(rest)
 
 
 class IndexPut(CopySlices):
