@@ -18,6 +18,7 @@ The algorithm, as in ``torch/csrc/autograd/engine.cpp``:
 
 No recursion anywhere, so a 100,000-node chain is fine.
 """
+import contextlib
 import gc
 import warnings
 
@@ -266,6 +267,25 @@ class EngineHooks:
 hooks = EngineHooks
 
 
+@contextlib.contextmanager
+def cyclic_gc_paused():
+    """Pause Python's cyclic garbage collector for a backward pass.
+
+    The graph holds no reference cycles, so reference counting frees every node and buffer the
+    moment it is done; the cyclic collector would only rescan the (large) live graph again and
+    again while the pass allocates. A C++ engine never pays that; we pause it for the pass, and it
+    resumes (collecting anything a user hook left behind) right after.
+    """
+    was_enabled = gc.isenabled()
+    if was_enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class GraphTask:
     """One call of ``backward()`` / ``autograd.grad()``: the state the engine works through."""
 
@@ -325,20 +345,12 @@ class GraphTask:
     def run(self):
         prev = _grad_state.grad_enabled
         _grad_state.grad_enabled = self.create_graph  # formulas record only with create_graph
-        # The graph holds no reference cycles, so reference counting frees every node and buffer
-        # the moment it is done; the cyclic collector would only rescan the (large) live graph
-        # again and again while the pass allocates. Pause it for the pass, as a C++ engine never
-        # pays it; it resumes (and collects anything a user hook left behind) right after.
-        gc_was_enabled = gc.isenabled()
-        if gc_was_enabled:
-            gc.disable()
         try:
-            while self.queue.c:
-                self._step()
+            with cyclic_gc_paused():
+                while self.queue.c:
+                    self._step()
         finally:
             _grad_state.grad_enabled = prev
-            if gc_was_enabled:
-                gc.enable()
         return self.captured
 
     def step(self):

@@ -317,9 +317,12 @@ class Stepper:
 
     def run(self):
         """Run to the end; return the records of the steps it ran."""
+        from .engine import cyclic_gc_paused
+
         start = len(self.records)
-        for _ in self:
-            pass
+        with cyclic_gc_paused():  # as backward() does: the graph and the records hold no cycles
+            for _ in self:
+                pass
         return self.records[start:]
 
     def _finish(self):

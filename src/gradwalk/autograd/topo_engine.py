@@ -71,8 +71,11 @@ class TopoGraphTask(GraphTask):
         return self.order[self.position:end]
 
     def run(self):
-        while not self.done():
-            self.step()
+        from .engine import cyclic_gc_paused
+
+        with cyclic_gc_paused():
+            while not self.done():
+                self.step()
         return self.captured
 
     def _step(self):
