@@ -174,11 +174,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             output = func(*_replace(args, nums, diff_args), **kwargs)
             aux = None
             if has_aux:
-                if not (isinstance(output, tuple) and len(output) == 2):
-                    raise RuntimeError(
-                        "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) "
-                        "if has_aux is True")
-                output, aux = output
+                output, aux = _split_aux(output, "grad_and_value(f)(*args)")
             if not _is_tensor(output):
                 raise RuntimeError(
                     f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(output)}")
@@ -213,10 +209,7 @@ def vjp(func, *primals, has_aux=False):
         output = func(*diff_primals)
         aux = None
         if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: (output, aux) "
-                                   "if has_aux is True")
-            output, aux = output
+            output, aux = _split_aux(output, "vjp(f, *primals)")
     out_leaves, out_spec = _flatten(output)
     for o in out_leaves:
         if not _is_tensor(o):
@@ -260,7 +253,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             output = func(*_replace(args, nums, diff_args), **kwargs)
             aux = None
             if has_aux:
-                output, aux = _split_aux(output, "jacrev")
+                output, aux = _split_aux(output, "jacrev(f, ...)(*args)")
             out_leaves, out_spec = _flatten(output)
             in_leaves, in_spec = _flatten(diff_args)
             per_output = []
@@ -281,10 +274,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
-def _split_aux(output, api):
+def _split_aux(output, call):
+    """``(output, aux)`` from what a has_aux function returned; ``call`` is how PyTorch's message
+    names the transform (``"vjp(f, *primals)"``)."""
     if not (isinstance(output, tuple) and len(output) == 2):
-        raise RuntimeError(f"{api}(f, ...)(*args): output of function f should be a tuple: (output, aux) "
-                           "if has_aux is True")
+        raise RuntimeError(f"{call}: output of function f should be a tuple: (output, aux) if has_aux is True")
     return output
 
 
@@ -325,10 +319,7 @@ def _jvp(func, primals, tangents, has_aux):
             output = func(*_unflatten(duals, spec))
             aux = None
             if has_aux:
-                if not (isinstance(output, tuple) and len(output) == 2):
-                    raise RuntimeError("jvp(f, primals, tangents): output of function f should be a tuple: "
-                                       "(output, aux) if has_aux is True")
-                output, aux = output
+                output, aux = _split_aux(output, "jvp(f, primals, tangents)")
             out_leaves, out_spec = _flatten(output)
             primal_outs, tangent_outs = [], []
             for o in out_leaves:
