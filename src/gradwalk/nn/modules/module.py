@@ -8,6 +8,7 @@ from collections import OrderedDict, namedtuple
 import numpy as np
 
 from ...grad_mode import no_grad
+from ...optim.optimizer import zero_grads
 from ...tensor import Tensor
 from ..parameter import Buffer, Parameter
 
@@ -274,16 +275,7 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
-        for p in self.parameters():
-            if p._grad is None:
-                continue
-            if set_to_none:
-                p._grad = None
-            else:
-                if p._grad.grad_fn is not None:
-                    p._grad = p._grad.detach()
-                p._grad._data[...] = 0
-                p._grad._version_counter[0] += 1
+        zero_grads(self.parameters(), set_to_none)
 
     # ------------------------------------------------------------------ dtype
     def _apply_to_tensors(self, convert):
