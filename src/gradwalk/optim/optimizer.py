@@ -7,8 +7,6 @@ weights and gradients it makes the same updates.
 from collections import defaultdict
 from copy import deepcopy
 
-import numpy as np
-
 from ..tensor import Tensor
 
 
@@ -88,14 +86,6 @@ class Optimizer:
 
         with enable_grad():
             return closure()
-
-    def _state_arrays(self, p, **initial):
-        """This parameter's state; on first use, each name gets a zero array (or ``initial`` value)."""
-        state = self.state[p]
-        if not state:
-            for name, value in initial.items():
-                state[name] = Tensor._make(np.zeros_like(p._data) if value is None else value)
-        return state
 
     # ------------------------------------------------------------------ state dicts
     def state_dict(self):
