@@ -31,12 +31,7 @@ class Sequential(Module):
         self.add_module(key, module)
 
     def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
-            del self._modules[key]
-        renamed = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-        self._modules.clear()
-        self._modules.update(renamed)
+        _delete_and_renumber(self._modules, idx)
 
     def __len__(self):
         return len(self._modules)
@@ -52,6 +47,16 @@ class Sequential(Module):
         for m in modules:
             self.append(m)
         return self
+
+
+def _delete_and_renumber(modules, idx):
+    """Delete ``modules[idx]`` (an int or a slice) and renumber the rest "0", "1", ... as PyTorch does."""
+    keys = list(modules)
+    for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys))]]):
+        del modules[key]
+    renamed = OrderedDict((str(i), m) for i, m in enumerate(modules.values()))
+    modules.clear()
+    modules.update(renamed)
 
 
 def _index(idx, size):
@@ -76,12 +81,7 @@ class ModuleList(Module):
         self.add_module(str(_index(idx, len(self))), module)
 
     def __delitem__(self, idx):
-        keys = list(self._modules)
-        for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
-            del self._modules[key]
-        renamed = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
-        self._modules.clear()
-        self._modules.update(renamed)
+        _delete_and_renumber(self._modules, idx)
 
     def __len__(self):
         return len(self._modules)
