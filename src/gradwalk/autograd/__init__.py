@@ -40,6 +40,17 @@ def _tensor_or_tensors_to_tuple(tensors, length):
     return tuple(tensors)
 
 
+def _outputs_and_grads(outputs, grad_outputs):
+    """``outputs`` and their gradients as two tuples of one length (None where none was given)."""
+    from ..tensor import Tensor
+
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    grads = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs))
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    return outputs, grads
+
+
 def _make_grads(outputs, grads):
     """Seed gradients: ``ones_like(out)`` for a one-element output, else the given ones, checked."""
     from ..tensor import Tensor
@@ -99,12 +110,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grad_tensors = grad_variables
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    outputs = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    outputs, grads = _outputs_and_grads(tensors, grad_tensors)
     if isinstance(inputs, Tensor):
         inputs = (inputs,)
-    grads = _tensor_or_tensors_to_tuple(grad_tensors, len(outputs))
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
@@ -155,9 +163,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         (inputs,) if isinstance(inputs, Tensor) else tuple(inputs))
     if len(inputs_t) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    grads = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs_t))
-    if len(grads) != len(outputs_t):
-        raise RuntimeError(f"got {len(outputs_t)} tensors and {len(grads)} gradients")
+    outputs_t, grads = _outputs_and_grads(outputs_t, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:

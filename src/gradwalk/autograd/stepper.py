@@ -422,15 +422,12 @@ def stepper(outputs, grad_outputs=None, retain_graph=None, create_graph=False, i
     ``mode``: "pytorch" (the engine's ready queue) or "topo" (micrograd's reversed topological
     order). ``names``: ``{tensor: "w"}`` for the leaves (and any other tensors) to show by name.
     """
-    from . import _make_grads, _tensor_or_tensors_to_tuple
+    from . import _make_grads, _outputs_and_grads
     from ..tensor import Tensor
 
-    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    outputs, grads = _outputs_and_grads(outputs, grad_outputs)
     if isinstance(inputs, Tensor):
         inputs = (inputs,)
-    grads = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs))
-    if len(grads) != len(outputs):
-        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
