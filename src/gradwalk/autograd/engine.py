@@ -221,6 +221,8 @@ def validate_outputs(fn, outputs):
             raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
         shape, dtype = next_fn._input_metadata[input_nr]
         data = grad._data
+        if data.dtype is dtype and data.shape == shape:
+            continue  # the usual case: already the input's shape and (NumPy) dtype
         if data.shape != shape:
             if not _is_expandable_to(shape, data.shape):
                 raise RuntimeError(
@@ -316,6 +318,8 @@ class GraphTask:
         self.exec_info = None  # node -> bool (should run); None: run everything
         if inputs is not None:
             self._init_exec_info(inputs)
+        # no observer and no inputs= (so no exec_info or captures): _step's fast path may run
+        self.plain = observer is None and inputs is None
         self.queue = StdPriorityQueue()
         self.queue.push((_priority(self.graph_root), self.graph_root, buffer))
         self.steps_done = 0
@@ -369,6 +373,16 @@ class GraphTask:
         _, fn, buffer = self.queue.pop()
         try:
             if hooks.evaluate_function is None:
+                if (self.plain and fn._pre_hooks is None and fn._post_hooks is None
+                        and fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None
+                        and type(fn) is not AccumulateGrad and not _anomaly.enabled):
+                    # the common node (no hooks, nobody watching, nothing to capture):
+                    # evaluate_function and call_function reduced to what they would do
+                    outputs = validate_outputs(fn, list(fn.apply(buffer)))
+                    if not self.keep_graph:
+                        fn.release_variables()
+                    self._send(fn, outputs)
+                    return
                 self.evaluate_function(fn, buffer)
             else:  # the profiler: "autograd::engine::evaluate_function: <name>" around the node
                 with hooks.evaluate_function(fn):
@@ -452,6 +466,13 @@ class GraphTask:
             remaining = dependencies[next_fn] - 1
             if remaining == 0:
                 del dependencies[next_fn]
+                if exec_info is None and next_fn not in not_ready and observer is None:
+                    # the usual edge: this was the next node's only gradient, so its buffer is
+                    # made finished and queued at once
+                    buffer = [None] * len(next_fn._input_metadata)
+                    buffer[input_nr] = grad
+                    self.queue.push((next_fn._sequence_nr_value, next_fn, buffer))
+                    continue
             else:
                 dependencies[next_fn] = remaining
             buffer = not_ready.get(next_fn)

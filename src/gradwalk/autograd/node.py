@@ -138,9 +138,8 @@ class SavedTensor:
             _raise_modified(shape_holder, node, self._output_nr, self._saved_version,
                             self._version_counter[0])
         # Re-wrap the output; with create_graph the backward formula may differentiate through it.
-        out = Tensor._make(self._data, grad_fn=node, output_nr=self._output_nr,
-                           requires_grad=node is not None)
-        out._version_counter = self._version_counter
+        out = Tensor._make(self._data, node, self._output_nr, node is not None)
+        out._vc = self._version_counter
         if self._fw_grads:
             out.__dict__["_fw_grads"] = self._fw_grads
         return out

@@ -108,7 +108,11 @@ class OpNode(Node):
 
 
 def _saved_property(name):
-    return property(lambda self: self._unpacked(name), doc=f"the saved ``{name}`` (unpacked)")
+    def unpacked(self):  # _unpacked, spelled out: formulas read these once per backward
+        value = self._saved[name]
+        return None if value is None else value.unpack(self)
+
+    return property(unpacked, doc=f"the saved ``{name}`` (unpacked)")
 
 
 # the saved values formulas read most often get a fast property instead of __getattr__
