@@ -26,6 +26,7 @@ import gradwalk
 
 from .interpreter import (AUTOGRAD_FUNCTIONS, F_FUNCTIONS, TORCH_DTYPES, TORCH_FUNCTIONS,
                           Interpreter, Namespace, _label, _Raised, error_json, parse, run_snippet)
+from ..tracing.torch_runner import tensor_json
 from .limits import DEFAULT_LIMITS
 
 TORCH_VERSION = "2.13.0"
@@ -37,21 +38,6 @@ RANDOM = ("randn", "rand")
 
 def torch_available():
     return importlib.util.find_spec("torch") is not None
-
-
-def tensor_json(t):
-    """A torch tensor as docs/lab-api.md writes one (non-finite numbers as strings)."""
-    if t is None:
-        return None
-    array = t.detach().cpu().numpy()
-    data = array.tolist()
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
-        out = array.astype(object)
-        out[np.isnan(array)] = "nan"
-        out[array == np.inf] = "inf"
-        out[array == -np.inf] = "-inf"
-        data = out.tolist()
-    return {"shape": list(array.shape), "dtype": str(t.dtype).replace("torch.", ""), "data": data}
 
 
 # ---- the snippet on PyTorch ----------------------------------------------------------------

@@ -14,26 +14,19 @@ import os
 import runpy
 import sys
 
+from ..autograd.stepper import _json_data
 from .names import names_in_frame
 
 UINT64_MAX = 2**64 - 1
 
 
 def tensor_json(t):
+    """A torch tensor as docs/lab-api.md writes one (non-finite numbers as strings), like the
+    stepper's ``tensor_json`` for a gradwalk tensor; the lab's compare uses it too."""
     if t is None:
         return None
-    import numpy as np
-
     array = t.detach().cpu().numpy()
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
-        out = array.astype(object)
-        out[np.isnan(array)] = "nan"
-        out[array == np.inf] = "inf"
-        out[array == -np.inf] = "-inf"
-        data = out.tolist()
-    else:
-        data = array.tolist()
-    return {"shape": list(array.shape), "dtype": str(t.dtype).replace("torch.", ""), "data": data}
+    return {"shape": list(array.shape), "dtype": str(t.dtype).replace("torch.", ""), "data": _json_data(array)}
 
 
 def _user_frame():
