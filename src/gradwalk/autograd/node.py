@@ -99,7 +99,10 @@ class SavedTensor:
             self._tensor = None
             return
         self._unpack_hook = None
-        counter = self._version_counter = tensor._version_counter
+        counter = tensor._vc  # Tensor._version_counter, without the property call
+        if counter is None:
+            counter = tensor._vc = [0]
+        self._version_counter = counter
         self._saved_version = counter[0]
         if is_output:
             self._tensor = None

@@ -66,7 +66,7 @@ class OpNode(Node):
         saved = self._saved
         if saved is None:
             saved = self._saved = {}
-        saved[name] = SavedTensor(output, node=None, is_output=True)
+        saved[name] = SavedTensor(output, None, True)  # (positional: keywords make the call slower)
 
     def release_variables(self):
         saved = self._saved
@@ -257,7 +257,16 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         _check_inplace(inplace)
         # Formulas that need the old value of the overwritten tensor get a snapshot of it.
         inputs = [_snapshot(t) if t is inplace else t for t in inputs]
-    data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
+    # the arguments spelled out for one or two inputs, and no ** for no attributes: this runs
+    # once per recorded op
+    if len(inputs) == 2:
+        a, b = inputs
+        args = (a._data if not a._is_wrapped_number else a._py, b._data if not b._is_wrapped_number else b._py)
+    elif len(inputs) == 1:
+        args = (inputs[0]._data if not inputs[0]._is_wrapped_number else inputs[0]._py,)
+    else:
+        args = [t._data if not t._is_wrapped_number else t._py for t in inputs]
+    data = op.forward(*args, **attrs) if attrs else op.forward(*args)
     if type(data) is tuple:
         return _apply_multi(op, inputs, attrs, data, requires_grad)
     if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
@@ -301,7 +310,10 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         result._vc = None
     node._input_metadata = _metadata(data)
     if op.has_save:
-        op.save(node, *inputs, out=result, **attrs)
+        if attrs:
+            op.save(node, *inputs, out=result, **attrs)
+        else:
+            op.save(node, *inputs, out=result)
     if inplace is not None:
         _finish_inplace(inplace, node)
     if observers.any:
