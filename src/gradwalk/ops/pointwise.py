@@ -304,7 +304,7 @@ class Sin(Op):
         ctx.save(self=x)
 
     def backward(ctx, g):
-        return g * ctx.self.cos(),
+        return _formula_binary(Mul, g, _formula_unary(Cos, ctx.self)),
 
     def jvp(x, out, dx):
         return dx * x.cos()
@@ -320,7 +320,7 @@ class Cos(Op):
         ctx.save(self=x)
 
     def backward(ctx, g):
-        return g * -ctx.self.sin(),
+        return _formula_binary(Mul, g, _formula_unary(Neg, _formula_unary(Sin, ctx.self))),
 
     def jvp(x, out, dx):
         return dx * -x.sin()
@@ -785,6 +785,14 @@ def _formula_binary(op, a, b):
             if data.dtype is ad.dtype or data.dtype == ad.dtype:
                 return _tensor.Tensor._make(data)
     return _binary(op, a, b)
+
+
+def _formula_unary(op, x):
+    """``op(x)`` inside a backward formula for a float ``x``: the NumPy forward on the array when
+    nothing can tell the difference (see ``_formula_binary``), else the op itself."""
+    if formulas_on_arrays() and x._data.dtype.kind == "f":
+        return _tensor.Tensor._make(op.forward(x._data))
+    return _unary(op, x)
 
 
 def _float_dtype(t):
