@@ -8,13 +8,30 @@ from ._util import export, formulas_on_arrays
 from .core import Op, apply_op, result_dtype
 
 
-def _check_same_dtype(a, b, what):
-    if a.dtype is not b.dtype:
-        raise RuntimeError(
-            f"expected m1 and m2 to have the same dtype, but got: {a.dtype.name.replace('float32', 'float')} "
-            f"!= {b.dtype.name.replace('float32', 'float')}" if what == "mm" else
-            f"{what}: expected both vectors to have same dtype, but found {a.dtype.short_name} and "
-            f"{b.dtype.short_name}")
+def _check_same_dtype(kind, *tensors):
+    """Matrix products don't promote dtypes; each ATen kernel words the refusal its own way."""
+    dtypes = [t._data.dtype for t in tensors]
+    if all(d == dtypes[0] for d in dtypes):
+        return
+    from ..tensor import _c_type_name
+
+    names = [t.dtype.short_name for t in tensors]
+    if kind == "mm":
+        a, b = tensors
+        raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
+                           f"{_c_type_name(a.dtype)} != {_c_type_name(b.dtype)}")
+    if kind == "dot":
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {names[0]} and {names[1]}")
+    if kind == "mv":  # (vec, mat, vec), as addmv reports them
+        raise RuntimeError("addmv input tensors must have the same dtype, but got "
+                           f"{names[1]}, {names[0]}, and {names[1]}")
+    if kind == "bmm":
+        raise RuntimeError(f"expected scalar type {names[0]} but found {names[1]}")
+    if kind == "addmm":  # (bias, mat1, mat2): the bias is checked against mat2 first
+        bias, mat1, mat2 = names
+        if bias != mat2:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias} and {mat2}")
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {mat1} and {mat2}")
 
 
 def _strides(t):
@@ -193,6 +210,7 @@ def mm(input, mat2):
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
     if input.shape[1] != mat2.shape[0]:
         _shape_err(input, mat2)
+    _check_same_dtype("mm", input, mat2)
     return apply_op(Mm, (input, mat2), out_dtype=result_dtype(input, mat2))
 
 
@@ -200,6 +218,7 @@ def mm(input, mat2):
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
+    _check_same_dtype("bmm", input, mat2)
     if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: [{input.shape[0]}, "
@@ -212,6 +231,7 @@ def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    _check_same_dtype("dot", input, other)
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(
             "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of "
@@ -222,6 +242,7 @@ def dot(input, other):
 
 @export()
 def mv(input, vec):
+    _check_same_dtype("mv", input, vec)
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(
             f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x{input.shape[1]}), "
@@ -234,6 +255,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1._data.shape[1] != mat2._data.shape[0]:
         _shape_err(mat1, mat2)
     dtype = mat1._data.dtype
+    if not (dtype is mat2._data.dtype and dtype is input._data.dtype):
+        _check_same_dtype("addmm", input, mat1, mat2)
     same = dtype is mat2._data.dtype and dtype is input._data.dtype  # (nn.Linear) NumPy's dtype is right
     return apply_op(Addmm, (input, mat1, mat2), {"alpha": alpha, "beta": beta},
                     out_dtype=None if same else result_dtype(mat1, mat2))

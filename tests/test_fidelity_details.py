@@ -1,0 +1,52 @@
+"""Small details a user can see: a unit that passes no gradient passes exactly 0 (relu and clamp
+mask with ``where``, so a negative or nan upstream gradient leaves no ``-0.`` or ``nan``), and
+matrix products refuse mixed dtypes with PyTorch's words."""
+import pytest
+import torch
+
+import gradwalk
+
+CASES = {
+    "relu": lambda x: x.relu(),
+    "clamp(0, 3)": lambda x: x.clamp(0, 3),
+    "clamp(min=0)": lambda x: x.clamp(min=0),
+    "clamp(max=0)": lambda x: x.clamp(max=0),
+    "clamp_min": lambda x: x.clamp_min(0.0),
+    "clamp_max": lambda x: x.clamp_max(0.0),
+}
+
+
+@pytest.mark.parametrize("upstream", [-3.0, float("nan")])
+@pytest.mark.parametrize("name", CASES)
+def test_masked_units_pass_exactly_zero(name, upstream):
+    def grad_repr(lib):
+        x = lib.tensor([-1.0, 2.0, 5.0], requires_grad=True)
+        (CASES[name](x) * upstream).sum().backward()
+        return repr(x.grad)
+
+    assert grad_repr(gradwalk) == grad_repr(torch)
+
+
+MIXED_DTYPE_PRODUCTS = {
+    "2d@2d": lambda lib: lib.ones(2, 3) @ lib.ones(3, 2, dtype=lib.float64),
+    "mm double float": lambda lib: lib.mm(lib.ones(2, 3, dtype=lib.float64), lib.ones(3, 2)),
+    "long@float": lambda lib: lib.ones(2, 3, dtype=lib.int64) @ lib.ones(3, 2),
+    "dot": lambda lib: lib.dot(lib.ones(3), lib.ones(3, dtype=lib.float64)),
+    "2d@1d": lambda lib: lib.ones(2, 3, dtype=lib.float64) @ lib.ones(3),
+    "1d@2d": lambda lib: lib.ones(3) @ lib.ones(3, 2, dtype=lib.float64),
+    "bmm": lambda lib: lib.bmm(lib.ones(2, 2, 3, dtype=lib.float64), lib.ones(2, 3, 2)),
+    "3d@3d": lambda lib: lib.ones(2, 2, 3) @ lib.ones(2, 3, 2, dtype=lib.float64),
+    "addmm bias": lambda lib: lib.addmm(lib.ones(2, dtype=lib.float64), lib.ones(2, 3), lib.ones(3, 2)),
+    "addmm mat1": lambda lib: lib.addmm(lib.ones(2), lib.ones(2, 3, dtype=lib.float64), lib.ones(3, 2)),
+}
+
+
+@pytest.mark.parametrize("name", MIXED_DTYPE_PRODUCTS)
+def test_matrix_products_refuse_mixed_dtypes_with_pytorchs_words(name):
+    """Matrix products never promote: float32 @ float64 is an error, worded per ATen kernel."""
+    def message(lib):
+        with pytest.raises(RuntimeError) as info:
+            MIXED_DTYPE_PRODUCTS[name](lib)
+        return str(info.value)
+
+    assert message(gradwalk) == message(torch)
