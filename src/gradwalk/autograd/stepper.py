@@ -35,7 +35,7 @@ import sys
 import numpy as np
 
 from .._dtype import from_numpy_dtype
-from .engine import GraphTask
+from .engine import GraphTask, cyclic_gc_paused
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX
 from .topo_engine import TopoGraphTask
 
@@ -317,8 +317,6 @@ class Stepper:
 
     def run(self):
         """Run to the end; return the records of the steps it ran."""
-        from .engine import cyclic_gc_paused
-
         start = len(self.records)
         with cyclic_gc_paused():  # as backward() does: the graph and the records hold no cycles
             for _ in self:

@@ -24,7 +24,7 @@ arrived by then. ``build`` is written with an explicit stack, so a 100,000-node 
 Python's recursion limit. The dependency counts are still decremented, only so a learner can see
 that each one has reached 0 when its node's turn comes.
 """
-from .engine import GraphTask, _add_to_buffer, hooks
+from .engine import GraphTask, cyclic_gc_paused, _add_to_buffer, hooks
 
 
 def topological_order(root):
@@ -71,8 +71,6 @@ class TopoGraphTask(GraphTask):
         return self.order[self.position:end]
 
     def run(self):
-        from .engine import cyclic_gc_paused
-
         with cyclic_gc_paused():
             while not self.done():
                 self.step()
