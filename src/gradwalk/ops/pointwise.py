@@ -795,10 +795,6 @@ def _formula_unary(op, x):
     return _unary(op, x)
 
 
-def _float_dtype(t):
-    return t.dtype if t.dtype.is_floating_point else float32
-
-
 def _unary(op, x, attrs=_NO_ATTRS):
     if type(x) is not _tensor.Tensor:
         x = as_tensor_arg(x)
@@ -963,11 +959,6 @@ def tanh_backward(grad, output):
 
 def sigmoid_backward(grad, output):
     return _formula_binary(SigmoidBackward, grad, output)
-
-
-def _bound(v):
-    Tensor = _tensor.Tensor
-    return v.item() if isinstance(v, Tensor) else v
 
 
 @export("clamp", "clip")
