@@ -17,7 +17,9 @@ Layout: ``tensor.py`` (the Tensor), ``ops/`` (each op's forward, backward and jv
 """
 from . import _dtype
 from ._dtype import (Size, bool_ as bool, double, dtype, float, float16, float32,  # noqa: F401
-                     float64, half, int, int8, int16, int32, int64, long, short, uint8)
+                     float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
+                     set_default_dtype, short, uint8)
+from ._device import device  # noqa: F401
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
 from .tensor import Tensor
@@ -34,10 +36,6 @@ __version__ = "0.1.0"
 FloatTensor = Tensor
 DoubleTensor = Tensor
 LongTensor = Tensor
-
-
-def get_default_dtype():
-    return float32
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
@@ -72,10 +70,19 @@ def _lazy(name):
     return importlib.import_module(f".{name}", __name__)
 
 
+_LAZY_SUBMODULES = ("nn", "optim", "func", "utils", "profiler", "viz", "lab", "testing", "linalg",
+                     "cuda", "backends", "return_types")
+
+
 def __getattr__(name):
     # heavier subpackages load on first use: gradwalk.nn, .optim, .func, .utils, .profiler, ...
-    if name in ("nn", "optim", "func", "utils", "profiler", "viz", "lab", "testing"):
-        module = _lazy(name)
+    if name in _LAZY_SUBMODULES:
+        try:
+            module = _lazy(name)
+        except ModuleNotFoundError as error:  # a name we list but cannot load: no such attribute
+            if error.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module 'gradwalk' has no attribute '{name}'") from None
         globals()[name] = module
         return module
     if name in ("save", "load"):  # gradwalk.save / gradwalk.load: serialization.py

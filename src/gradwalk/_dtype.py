@@ -39,6 +39,20 @@ long = int64
 int = int32  # noqa: A001
 short = int16
 
+# the dtype Python floats and the float factories get: process-wide, as in PyTorch (not per thread)
+_default_float = [float32]
+
+
+def get_default_dtype():
+    return _default_float[0]
+
+
+def set_default_dtype(d):
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = d
+
+
 _BY_NUMPY = {d.np: d for d in (float32, float64, float16, int64, int32, int16, int8, uint8, bool_)}
 
 

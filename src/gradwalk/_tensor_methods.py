@@ -1,6 +1,7 @@
 """Install the op functions as ``Tensor`` methods and operators (``x.exp()``, ``a * b``)."""
 from .ops import functions as F  # noqa: F401  (imports every op module, filling METHODS)
 from .ops import pointwise as P
+from .ops import tensor_api
 from .ops import shape as S
 from .ops._util import METHODS
 from .ops.inplace import add_, div_, mul_, sub_
@@ -51,6 +52,7 @@ def _install():
     Tensor.mT = property(lambda self: S.transpose(self, -2, -1))
     Tensor.where = P._where_method
     Tensor.dim = lambda self: self._data.ndim
+    tensor_api.install(Tensor)
 
 
 def _bitwise(a, b, kind):

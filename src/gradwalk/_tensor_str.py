@@ -7,6 +7,7 @@ apart, and long tensors summarised with ``...``.
 import math
 
 import numpy as np
+from ._dtype import get_default_dtype
 
 LINEWIDTH = 80
 THRESHOLD = 1000
@@ -111,7 +112,7 @@ def tensor_repr(t, prefix="tensor("):
     else:
         body = format_values(arr, indent)
     name = t.dtype.name
-    if name not in ("float32", "int64", "bool"):
+    if name not in (get_default_dtype().name, "int64", "bool"):
         suffixes.append(f"dtype=torch.{name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")

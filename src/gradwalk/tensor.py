@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
+from ._device import CPU, on_cpu
 from ._dtype import Size, from_numpy_dtype
 from .autograd.node import AccumulateGrad, RemovableHandle
 from .grad_mode import _state as _grad_state
@@ -46,7 +47,7 @@ class Tensor:
         arr = np.asarray([] if data is None else data,
                          dtype=None if dtype is None else _dtype.as_dtype(dtype).np)
         if arr.dtype == np.float64 and dtype is None and not isinstance(data, np.ndarray):
-            arr = arr.astype(np.float32)
+            arr = arr.astype(_dtype.get_default_dtype().np)
         self._data = arr
         self._requires_grad = False
         self.grad_fn = None
@@ -118,11 +119,18 @@ class Tensor:
 
     @property
     def device(self):
-        return "cpu"
+        return CPU
 
     @property
     def is_cuda(self):
         return False
+
+    @property
+    def is_cpu(self):
+        return True
+
+    def get_device(self):
+        return -1
 
     def is_floating_point(self):
         return self._data.dtype.kind == "f"
@@ -211,6 +219,9 @@ class Tensor:
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None, non_blocking=False):
+        on_cpu("cuda")
 
     def type(self, dtype=None):
         if dtype is None:

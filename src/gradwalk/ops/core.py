@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
-from .._dtype import bool_, float32, from_numpy_dtype
+from .._dtype import bool_, from_numpy_dtype, get_default_dtype
 from ..autograd.node import Node, SavedTensor, _next_sequence_nr, _sequence
 from ..grad_mode import _state as _grad_state
 
@@ -449,7 +449,7 @@ def result_dtype(a, b):
     da, db = a.dtype, b.dtype
     if da is db:
         if a._is_wrapped_number and b._is_wrapped_number:
-            return float32 if da.is_floating_point else da
+            return get_default_dtype() if da.is_floating_point else da
         return da
     # the common mixed case: a float tensor and a Python number (which never promotes it)
     if b._is_wrapped_number and not a._is_wrapped_number and da.is_floating_point:
@@ -475,7 +475,7 @@ def _promote_slow(tensors):
     best_rank = max(_rank(t) for t in contenders)
     chosen = [t for t in contenders if _rank(t) == best_rank]
     if best_rank == 0:  # only Python numbers of this category: the default dtype
-        return float32 if top == 2 else chosen[0].dtype
+        return get_default_dtype() if top == 2 else chosen[0].dtype
     result = chosen[0].dtype
     for t in chosen[1:]:
         result = from_numpy_dtype(np.promote_types(result.np, t.dtype.np))

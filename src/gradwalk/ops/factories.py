@@ -11,7 +11,8 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .. import _dtype
-from .._dtype import Size, as_dtype, float32, int64
+from .._device import on_cpu
+from .._dtype import Size, as_dtype, get_default_dtype, int64
 from ._util import export
 
 
@@ -90,14 +91,14 @@ def _infer_dtype(value):
         return _dtype.bool_
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f":
-            return _dtype.from_numpy_dtype(value.dtype) if value.dtype != np.float64 else float32
+            return _dtype.from_numpy_dtype(value.dtype) if value.dtype != np.float64 else get_default_dtype()
         if value.dtype.kind in "iu":
             return int64
         if value.dtype.kind == "b":
             return _dtype.bool_
     if isinstance(value, numbers.Integral):
         return int64
-    return float32
+    return get_default_dtype()
 
 
 def _to_nested(data):
@@ -112,6 +113,7 @@ def _to_nested(data):
 @export(method=False)
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``tensor([1., 2.], requires_grad=True)``: a leaf holding a copy of ``data``."""
+    on_cpu(device)
     Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
         warnings.warn(
@@ -130,7 +132,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if isinstance(data, (np.ndarray, np.generic)):  # np.float64(1.5) keeps its dtype too
             inferred = _dtype.from_numpy_dtype(data.dtype)
         elif arr.dtype.kind == "f":
-            inferred = float32
+            inferred = get_default_dtype()
         elif arr.dtype.kind in "iu":
             inferred = int64
         elif arr.dtype.kind == "b":
@@ -150,6 +152,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 @export(method=False)
 def as_tensor(data, dtype=None, device=None):
+    on_cpu(device)
     Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
         return data if dtype is None else data.to(dtype)
@@ -164,28 +167,32 @@ def from_numpy(array):
     return Tensor._make(array)
 
 
-def _filled(fill, size, dtype, requires_grad, default=float32):
-    d = as_dtype(dtype) if dtype is not None else default
+def _filled(fill, size, dtype, requires_grad, default=None):
+    d = as_dtype(dtype) if dtype is not None else (default or get_default_dtype())
     return _make(np.full(_size(size), fill, dtype=d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    on_cpu(device)
     return _filled(0, size, dtype, requires_grad)
 
 
 @export(method=False)
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+    on_cpu(device)
     return _filled(1, size, dtype, requires_grad)
 
 
 @export(method=False)
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None):
+    on_cpu(device)
     return _filled(0, size, dtype, requires_grad)
 
 
 @export(method=False)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    on_cpu(device)
     if dtype is None:
         dtype = _infer_dtype(fill_value)
     return _filled(fill_value, (size,) if isinstance(size, int) else tuple(size), dtype, requires_grad)
@@ -193,6 +200,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 def _like(fill):
     def fn(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+        on_cpu(device)
         d = as_dtype(dtype) if dtype is not None else input.dtype
         return _make(np.full(input._data.shape, fill, dtype=d.np), requires_grad=requires_grad)
 
@@ -206,52 +214,59 @@ empty_like = export("empty_like", method=False)(_like(0))
 
 @export(method=False)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    on_cpu(device)
     d = as_dtype(dtype) if dtype is not None else input.dtype
     return _make(np.full(input._data.shape, fill_value, dtype=d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    on_cpu(device)
     if end is None:
         start, end = 0, start
     values = (start, end, step)
     is_float = any(isinstance(v, float) for v in values)
-    d = as_dtype(dtype) if dtype is not None else (float32 if is_float else int64)
+    d = as_dtype(dtype) if dtype is not None else (get_default_dtype() if is_float else int64)
     return _make(np.arange(start, end, step).astype(d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    d = as_dtype(dtype) if dtype is not None else float32
+    on_cpu(device)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     return _make(np.linspace(start, end, steps).astype(d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
-    d = as_dtype(dtype) if dtype is not None else float32
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     return _make(np.logspace(start, end, steps, base=base).astype(d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    d = as_dtype(dtype) if dtype is not None else float32
+    on_cpu(device)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     return _make(np.eye(n, m, dtype=d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    d = as_dtype(dtype) if dtype is not None else float32
+    on_cpu(device)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     return _make(_rng(generator).random(_size(size)).astype(d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    d = as_dtype(dtype) if dtype is not None else float32
+    on_cpu(device)
+    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     return _make(_rng(generator).standard_normal(_size(size)).astype(d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    on_cpu(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     d = as_dtype(dtype) if dtype is not None else int64
@@ -260,6 +275,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 @export(method=False)
 def randperm(n, *, generator=None, dtype=None, device=None):
+    on_cpu(device)
     return _make(_rng(generator).permutation(n).astype(np.int64))
 
 
@@ -277,10 +293,10 @@ def randn_like(input, *, dtype=None, requires_grad=False):
 def normal(mean, std, size=None, *, generator=None):
     Tensor = _tensor.Tensor
     if size is not None:
-        return _make(_rng(generator).normal(mean, std, size=tuple(size)).astype(np.float32))
+        return _make(_rng(generator).normal(mean, std, size=tuple(size)).astype(get_default_dtype().np))
     m = mean._data if isinstance(mean, Tensor) else mean
     s = std._data if isinstance(std, Tensor) else std
-    return _make(np.asarray(_rng(generator).normal(m, s)).astype(np.float32))
+    return _make(np.asarray(_rng(generator).normal(m, s)).astype(get_default_dtype().np))
 
 
 @export(method=False)
@@ -320,16 +336,16 @@ def broadcast_shapes(*shapes):
     return Size(np.broadcast_shapes(*shapes))
 
 
-@export(method=False)
+@export()
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-@export(method=False)
+@export()
 def equal(input, other):
     return input.shape == other.shape and bool(np.array_equal(input._data, other._data))
 
 
-@export(method=False)
+@export()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
-from .._dtype import float32
+from .._dtype import get_default_dtype
 from .._dtype import _BY_NUMPY
 from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, formulas_on_arrays, wrap_number
 from .core import _NO_ATTRS, Op, apply_op, result_dtype
@@ -799,7 +799,7 @@ def _unary(op, x, attrs=_NO_ATTRS):
     if type(x) is not _tensor.Tensor:
         x = as_tensor_arg(x)
     # float ops on integer tensors compute in the default float dtype, as PyTorch does
-    return apply_op(op, (x,), attrs, out_dtype=None if x._data.dtype.kind == "f" else float32)
+    return apply_op(op, (x,), attrs, out_dtype=None if x._data.dtype.kind == "f" else get_default_dtype())
 
 
 _ALPHA_1 = {"alpha": 1}
@@ -841,7 +841,7 @@ def div(input, other, *, rounding_mode=None):
         return _nograd_binary(with_mode, a, b)
     dtype = result_dtype(a, b)
     if not dtype.is_floating_point:
-        dtype = float32
+        dtype = get_default_dtype()
     try:
         return apply_op(Div, (a, b), {}, out_dtype=dtype)
     except ValueError:

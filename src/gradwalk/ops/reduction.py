@@ -334,7 +334,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
                                         "self_sym_numel": input.numel()})
 
 
-def _extreme(all_op, dim_op, pairwise, input, dim, keepdim):
+def _extreme(all_op, dim_op, pairwise, input, dim, keepdim, name):
     Tensor = _tensor.Tensor
     from .shape import _namedtuple_values_indices
 
@@ -345,21 +345,21 @@ def _extreme(all_op, dim_op, pairwise, input, dim, keepdim):
     d = normalize_dim(dim, input.ndim)
     values, indices = apply_op(dim_op, (input,), {"dim": d, "keepdim": keepdim,
                                                   "self_sym_sizes": input.shape})
-    return _namedtuple_values_indices(values, indices)
+    return _namedtuple_values_indices(values, indices, name)
 
 
 @export()
 def max(input, dim=None, keepdim=False):  # noqa: A001
     from .pointwise import maximum
 
-    return _extreme(MaxAll, MaxDim, maximum, input, dim, keepdim)
+    return _extreme(MaxAll, MaxDim, maximum, input, dim, keepdim, "max")
 
 
 @export()
 def min(input, dim=None, keepdim=False):  # noqa: A001
     from .pointwise import minimum
 
-    return _extreme(MinAll, MinDim, minimum, input, dim, keepdim)
+    return _extreme(MinAll, MinDim, minimum, input, dim, keepdim, "min")
 
 
 @export()

@@ -44,8 +44,13 @@ def _multi_view_op(op, input, attrs):
 values_indices = collections.namedtuple("return_types", ["values", "indices"])
 
 
-def _namedtuple_values_indices(values, indices):
-    return values_indices(values, indices)
+def _namedtuple_values_indices(values, indices, name=None):
+    """``(values, indices)`` as the op ``name``'s ``torch.return_types`` tuple (``max``, ``sort``...)."""
+    if name is None:
+        return values_indices(values, indices)
+    from .. import return_types
+
+    return getattr(return_types, name)(values, indices)
 
 
 def _shape_arg(shape):
@@ -645,7 +650,9 @@ def contiguous(input, memory_format=None):
 
 
 @export(function=False)
-def to(input, *args, dtype=None, copy=False, **kwargs):
+def to(input, *args, dtype=None, copy=False, device=None, non_blocking=False, memory_format=None):
+    """``x.to(torch.float64)``, ``x.to("cpu")``, ``x.to(device, dtype)``, ``x.to(other)``."""
+    from .._device import on_cpu
     from .._dtype import as_dtype, dtype as dtype_cls
     Tensor = _tensor.Tensor
     for a in args:
@@ -653,6 +660,9 @@ def to(input, *args, dtype=None, copy=False, **kwargs):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
+        else:  # a device: a string, an int or a device object
+            on_cpu(a)
+    on_cpu(device)
     if dtype is None:
         return input
     dtype = as_dtype(dtype)

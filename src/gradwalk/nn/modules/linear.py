@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from ..._dtype import get_default_dtype
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -11,7 +12,7 @@ from .module import Module
 
 
 def _empty(*shape, dtype=None):
-    return Tensor._make(np.empty(shape, dtype=np.float32 if dtype is None else dtype.np))
+    return Tensor._make(np.empty(shape, dtype=(dtype or get_default_dtype()).np))
 
 
 class Identity(Module):

@@ -291,12 +291,16 @@ class Module:
                             t._grad._data = convert(t._grad._data)
         return self
 
-    def to(self, *args, dtype=None, **kwargs):
+    def to(self, *args, dtype=None, device=None, non_blocking=False, **kwargs):
         from ... import _dtype
+        from ..._device import on_cpu
 
         for a in args:
             if isinstance(a, _dtype.dtype):
                 dtype = a
+            elif not isinstance(a, bool):  # a device (a trailing bool is non_blocking)
+                on_cpu(a)
+        on_cpu(device)
         if dtype is None:
             return self  # a device: everything lives on the CPU
         target = _dtype.as_dtype(dtype).np
@@ -314,6 +318,11 @@ class Module:
 
     def cpu(self):
         return self
+
+    def cuda(self, device=None):
+        from ..._device import on_cpu
+
+        on_cpu("cuda")
 
     def type(self, dst_type):
         return self.to(dst_type)

@@ -1,0 +1,46 @@
+"""``torch.linalg``: the norms scripts use. Every one is a single ``LinalgVectorNorm`` node
+(``ops/reduction.py``), as in PyTorch: ``linalg.norm(x)`` and ``matrix_norm(A)`` ('fro') are
+vector norms over the flattened or the last two dimensions.
+
+    >>> import gradwalk as torch
+    >>> torch.linalg.norm(torch.tensor([[3., -4.], [1., 2.]], requires_grad=True))
+    tensor(5.4772, grad_fn=<LinalgVectorNormBackward0>)
+"""
+from .ops._util import normalize_dims
+from .ops.core import apply_op
+from .ops.reduction import LinalgVectorNorm
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {x.dtype.short_name}")
+    if not (ord == float("inf") or ord > 0):
+        raise NotImplementedError(f"gradwalk's linalg.vector_norm supports ord > 0 and inf, not {ord}")
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = normalize_dims(dim, x.ndim)
+    return apply_op(LinalgVectorNorm, (x,), {"ord": ord, "dim": dims, "keepdim": keepdim})
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # noqa: A002
+    if A.ndim < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    if ord != "fro":
+        raise NotImplementedError(f"gradwalk's linalg.matrix_norm supports ord='fro', not {ord!r}")
+    return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """A vector norm (1-D input, an int ``dim``, or no ``ord`` and no ``dim``: the flattened
+    2-norm) or a matrix norm (2-D input or a pair of dims)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is None and ord is not None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError("linalg.norm: If dim is not specified but ord is, the input must be "
+                               f"1D or 2D. Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    if isinstance(ord, str) or (dim is not None and len(dim) == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim, dtype=dtype)
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

@@ -1,0 +1,35 @@
+"""``torch.return_types``: the named tuples ops with two results return (``x.max(dim=1)``).
+
+Each op has its own type, named after it, printed the way PyTorch prints it:
+
+    >>> import gradwalk as torch
+    >>> torch.tensor([[1., 5.], [3., 2.]]).max(dim=1)
+    torch.return_types.max(
+    values=tensor([5., 3.]),
+    indices=tensor([1, 0]))
+"""
+import collections
+
+
+def _return_type(name, fields=("values", "indices")):
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        body = ",\n".join(f"{field}={value!r}" for field, value in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    cls = type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": __name__})
+    return cls
+
+
+max = _return_type("max")  # noqa: A001 - PyTorch's names
+min = _return_type("min")  # noqa: A001
+sort = _return_type("sort")
+topk = _return_type("topk")
+median = _return_type("median")
+nanmedian = _return_type("nanmedian")
+kthvalue = _return_type("kthvalue")
+mode = _return_type("mode")
+cummax = _return_type("cummax")
+cummin = _return_type("cummin")
+aminmax = _return_type("aminmax", ("min", "max"))
