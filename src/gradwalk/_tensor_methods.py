@@ -21,7 +21,8 @@ def _install():
     Tensor.__rtruediv__ = P.rdiv
     Tensor.__floordiv__ = lambda self, other: P.div(self, other, rounding_mode="floor")
     Tensor.__rfloordiv__ = lambda self, other: P.div(P.as_tensor_arg(other), self, rounding_mode="floor")
-    Tensor.__mod__ = lambda self, other: self - P.div(self, other, rounding_mode="floor") * other
+    Tensor.__mod__ = F.remainder  # RemainderBackward0/1, as PyTorch's %
+    Tensor.__rmod__ = lambda self, other: F.remainder(other, self)
     Tensor.__pow__ = lambda self, other: P.pow(self, other)
     Tensor.__rpow__ = lambda self, other: P.pow(other, self)
     Tensor.__matmul__ = lambda self, other: F.matmul(self, other)
