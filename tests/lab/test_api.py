@@ -240,12 +240,75 @@ def test_each_request_is_a_fresh_process(client):
     assert first == second  # sequence numbers start at 0 every time
 
 
+def torch_sequence_numbers_twice(source):
+    """The output's node's sequence number when PyTorch runs the forward pass twice in one fresh
+    thread (its counter is thread-local and starts at 0 there)."""
+    out = []
+
+    def work():
+        forward, output = split_backward(source)
+        for _ in range(2):
+            out.append(run_forward(torch, forward)[output].grad_fn._sequence_nr())
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    return out
+
+
+def test_new_forward_pass_continues_the_sequence_numbers(client):
+    first = run(client, NEURON)
+    assert first["next_sequence_nr"] == 3
+    response = client.post("/api/run", json={"source": NEURON, "sequence_start": 3})
+    assert response.status_code == 200, response.text
+    second = response.json()
+    assert second["ok"] and second["next_sequence_nr"] == 6
+    # as in PyTorch: the same forward pass again gives the output's node 5 instead of 2
+    assert [first["values"][0]["seq"], second["values"][0]["seq"]] == \
+        torch_sequence_numbers_twice(NEURON) == [2, 5]
+    graph_1, graph_2 = first["passes"][0]["graph"], second["passes"][0]["graph"]
+    seqs = {n["name"]: n["seq"] for n in graph_2["nodes"] if n["seq"] is not None}
+    assert seqs == {"MulBackward0": 3, "AddBackward0": 4, "TanhBackward0": 5}
+    for a, b in zip(graph_1["nodes"], graph_2["nodes"], strict=True):
+        assert (a["id"], a["name"], a["variable"]) == (b["id"], b["name"], b["variable"])
+        assert b["seq"] == (None if a["seq"] is None else a["seq"] + 3)
+    assert graph_1["edges"] == graph_2["edges"]
+    steps_1, steps_2 = first["passes"][0]["steps"], second["passes"][0]["steps"]
+    assert [(s["node"], s["name"]) for s in steps_1] == [(s["node"], s["name"]) for s in steps_2]
+    assert [s["grad_in"] for s in steps_1] == [s["grad_in"] for s in steps_2]
+    assert steps_2[0]["text"].startswith("popped TanhBackward0 (seq 5) ")
+    assert first["passes"][0]["grads"] == second["passes"][0]["grads"]
+    assert first["leaves"] == second["leaves"]
+    # a third pass goes on from there; 0 is a fresh Python again
+    third = client.post("/api/run", json={"source": NEURON, "sequence_start": 6}).json()
+    assert third["values"][0]["seq"] == 8 and third["next_sequence_nr"] == 9
+    assert run(client, NEURON) == first
+
+
+def test_the_pytorch_check_shows_sequence_numbers_from_the_snippets_start(client):
+    from gradwalk.lab import compare
+
+    expected = [("TanhBackward0", 2), ("AddBackward0", 1), ("MulBackward0", 0)]
+    answers = [client.post("/api/compare", json={"source": NEURON}).json(),
+               compare.compare(NEURON, sequence_start=3)]  # a "New forward pass" run
+    for answer in answers:
+        assert answer["same"] and answer["differences"] == 0, answer
+        rows = answer["passes"][0]["rows"]
+        functions = [(r["gradwalk"]["name"], r["gradwalk"]["seq"]) for r in rows
+                     if r["gradwalk"]["seq"] is not None]
+        assert functions == expected
+        assert all(r["gradwalk"]["seq"] == r["torch"]["seq"] for r in rows)
+
+
 def test_health_and_openapi(client):
     health = client.get("/api/health").json()
     assert health["status"] == "ok" and health["version"] == gradwalk.__version__
     spec = client.get("/openapi.json").json()
     assert spec["openapi"].startswith("3.")
     assert {"/api/run", "/api/presets", "/api/health"} <= set(spec["paths"])
+    request = spec["components"]["schemas"]["RunRequest"]["properties"]["sequence_start"]
+    assert (request["minimum"], request["maximum"], request["default"]) == (0, 1_000_000_000, 0)
+    assert "next_sequence_nr" in spec["components"]["schemas"]["RunResponse"]["required"]
 
 
 def test_page_or_build_instructions(client, tmp_path):

@@ -141,6 +141,34 @@ def test_backward_again_shows_pytorchs_error_and_retain_graph_fixes_it(lab, live
     screenshot(lab, "backward-again-retain-graph")
 
 
+def graph_seqs(page):
+    """``{node id: seq}`` of the graph's nodes that have a sequence number (not AccumulateGrad)."""
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
+        '#graph svg g.node[data-seq]')].map(g => [g.dataset.id, Number(g.dataset.seq)]))""")
+
+
+def test_new_forward_pass_records_new_sequence_numbers(lab, live_server):
+    answer = api_run(live_server, NEURON)
+    created = answer["next_sequence_nr"]  # the neuron makes 3 nodes: seq 0, 1, 2
+    first = graph_seqs(lab)
+    assert first == {n["id"]: n["seq"] for n in answer["passes"][0]["graph"]["nodes"]
+                     if n["seq"] is not None}
+    assert sorted(first.values()) == list(range(created))
+    for again in (1, 2):
+        run_and_wait(lab, lambda: lab.click("#newforward"))
+        expect(lab.locator("body")).to_have_attribute("data-sequence-start", str(again * created))
+        assert graph_seqs(lab) == {id_: seq + again * created for id_, seq in first.items()}
+        expect(lab.locator("#error")).to_be_hidden()
+    lab.click("#step")
+    expect(lab.locator("#log")).to_contain_text(f"popped TanhBackward0 (seq {3 * created - 1})")
+    go_to_end(lab)
+    assert_leaf_grads_shown(lab, answer)  # the same gradients
+    screenshot(lab, "new-forward-pass")
+    run_and_wait(lab, lambda: lab.click("#run"))  # Run starts again at 0
+    expect(lab.locator("body")).to_have_attribute("data-sequence-start", "0")
+    assert graph_seqs(lab) == first
+
+
 def test_mode_switch_same_gradients_other_order(lab, live_server):
     mixed = next(p for p in PRESETS if p["id"] == "mixed")
     run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))

@@ -106,6 +106,11 @@ def test_a_million_node_graph_is_refused_before_it_is_built(client):
     (b'{"source": 1}', "application/json", 400),
     (b'{"source": "x = 1", "mode": "fast"}', "application/json", 400),
     (b'{"source": "x = 1", "extra": 1}', "application/json", 400),
+    (b'{"source": "x = 1", "sequence_start": -1}', "application/json", 400),
+    (b'{"source": "x = 1", "sequence_start": 1.5}', "application/json", 400),
+    (b'{"source": "x = 1", "sequence_start": "3"}', "application/json", 400),
+    (b'{"source": "x = 1", "sequence_start": true}', "application/json", 400),
+    (b'{"source": "x = 1", "sequence_start": null}', "application/json", 400),
     (b"[" * 100_000, "application/json", 413),
     (b'{"source": "x = 1"}', "text/plain", 415),  # a form on another site can't post JSON
 ])
@@ -113,6 +118,24 @@ def test_malformed_requests_are_4xx(client, body, content_type, status):
     response = client.post("/api/run", content=body, headers={"content-type": content_type})
     assert response.status_code == status
     assert message_of(response)
+
+
+def test_sequence_start_is_limited(client):
+    limit = DEFAULT_LIMITS.sequence_start
+    at_limit = client.post("/api/run", json={"source": NEURON, "sequence_start": limit})
+    assert at_limit.status_code == 200 and at_limit.json()["next_sequence_nr"] == limit + 3
+    for start in (limit + 1, 2**64 - 1, 10**30):
+        response = client.post("/api/run", json={"source": NEURON, "sequence_start": start})
+        assert response.status_code == 422, start
+        body = response.json()
+        assert body["error"]["type"] == "LimitError" and body["ok"] is False
+        assert f"the limit is {limit:,}" in message_of(response) and '"sequence_start"' in body["detail"]
+    negative = client.post("/api/run", json={"source": NEURON, "sequence_start": -3})
+    assert negative.status_code == 400 and "non-negative integer" in message_of(negative)
+    # the graph limit counts the nodes the snippet made, wherever the numbers start
+    bomb = client.post("/api/run", json={"source": GRAPH_BOMB, "sequence_start": limit})
+    assert bomb.status_code == 422 and "the graph is limited to 500" in message_of(bomb)
+    assert client.post("/api/run", json={"source": NEURON}).json()["ok"]
 
 
 def test_snippets_in_a_worker_process(client, lab_app):

@@ -42,8 +42,9 @@ export async function fetchPresets(): Promise<Preset[]> {
   return body as Preset[];
 }
 
-export async function runSnippet(source: string, mode: Mode): Promise<RunResponse> {
-  const request: RunRequest = { source, mode };
+/** POST /api/run; `sequenceStart` > 0 continues the sequence numbers of an earlier run. */
+export async function runSnippet(source: string, mode: Mode, sequenceStart = 0): Promise<RunResponse> {
+  const request: RunRequest = sequenceStart ? { source, mode, sequence_start: sequenceStart } : { source, mode };
   let response: Response;
   try {
     response = await fetch("/api/run", {

@@ -85,16 +85,18 @@ function setBusy(busy: boolean): void {
   for (const b of [els.run, els.again, els.newforward]) b.setAttribute("aria-busy", busy ? "true" : "false");
 }
 
-/** POST the editor's text; show the first pass (or the last one, for "backward() again"). */
-async function runSource(options: { showLastPass?: boolean } = {}): Promise<void> {
+/** POST the editor's text; show the first pass (or the last one, for "backward() again").
+ *  `sequenceStart`: where the sequence numbers start (0 unless "New forward pass"). */
+async function runSource(options: { showLastPass?: boolean; sequenceStart?: number } = {}): Promise<void> {
   const source = editor.getText();
+  const sequenceStart = options.sequenceStart ?? 0;
   const request = ++latestRequest;
   controls.stopPlay();
   setBusy(true);
   let response: RunResponse | null = null;
   let error: ApiError | null = null;
   try {
-    response = await runSnippet(source, currentMode());
+    response = await runSnippet(source, currentMode(), sequenceStart);
   } catch (e) {
     error =
       e instanceof ApiFailure ? e.error : { type: "Error", message: String(e), line: null, col: null };
@@ -116,6 +118,7 @@ async function runSource(options: { showLastPass?: boolean } = {}): Promise<void
   editor.markError(errors.find((e) => e.line != null)?.line ?? null);
   render();
   setBusy(false);
+  document.body.dataset.sequenceStart = String(sequenceStart);
   document.body.dataset.runs = String(++runsDone);
 }
 
@@ -198,7 +201,9 @@ function render(): void {
 
 // ---- buttons ----------------------------------------------------------------------------
 els.run.addEventListener("click", () => void runSource());
-els.newforward.addEventListener("click", () => void runSource());
+// PyTorch's sequence counter keeps growing from one graph to the next: the new graph's nodes
+// get the numbers after the last run's (Run and the other buttons start again at 0).
+els.newforward.addEventListener("click", () => void runSource({ sequenceStart: run?.next_sequence_nr ?? 0 }));
 els.mode.addEventListener("change", () => void runSource());
 els.retain.addEventListener("change", () => {
   editor.setText(setRetainGraph(editor.getText(), els.retain.checked));

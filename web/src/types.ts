@@ -137,11 +137,15 @@ export interface RunResponse {
   passes: Pass[];
   prints: string[];
   error: ApiError | null;
+  /** the sequence counter after the run: "New forward pass" sends it as sequence_start */
+  next_sequence_nr: number;
 }
 
 export interface RunRequest {
   source: string;
   mode: Mode;
+  /** the sequence counter's value when the snippet starts (default 0, a fresh Python) */
+  sequence_start?: number;
 }
 
 export interface Preset {

@@ -11,8 +11,10 @@ flagged.
     >>> result["same"], [r["torch"]["name"] for r in result["passes"][0]["rows"]]
     (True, ['MulBackward0', 'torch::autograd::AccumulateGrad'])
 
-Sequence numbers: each lab run starts gradwalk's counter at 0, like a fresh Python process;
-PyTorch's counter cannot be reset, so its numbers are shown relative to where the snippet began.
+Sequence numbers are shown relative to where the snippet began, on both sides: a lab run starts
+gradwalk's counter at 0 like a fresh Python process, or at ``sequence_start`` (the page's "New
+forward pass"), which is subtracted again here; PyTorch's counter cannot be reset, so its
+numbers are taken relative to its value when the snippet started.
 Random numbers (``torch.randn``, ``torch.rand``) come from gradwalk's generator on both sides,
 so that both engines differentiate the same values. Without ``torch`` installed the answer says
 how to install it.
@@ -189,11 +191,14 @@ def _errors(ours, theirs):
     return {"gradwalk": ours, "torch": theirs, "differs": key(ours) != key(theirs)}
 
 
-def side_by_side(ours, theirs):
-    """Pair the gradwalk run (docs/lab-api.md) with the PyTorch one, row by row."""
+def side_by_side(ours, theirs, sequence_start=0):
+    """Pair the gradwalk run (docs/lab-api.md) with the PyTorch one, row by row; gradwalk's
+    sequence numbers less ``sequence_start`` (where that run's counter started)."""
     passes, count = [], 0
     for index, (a, b) in enumerate(zip_longest(ours["passes"], theirs["passes"])):
-        steps = [{"name": s["name"], "seq": s["seq"], "grad_in": s["grad_in"]}
+        steps = [{"name": s["name"],
+                  "seq": None if s["seq"] is None else s["seq"] - sequence_start,
+                  "grad_in": s["grad_in"]}
                  for s in (a["steps"] if a else []) if s["name"] != "GraphRoot"]
         rows = []
         for i, (mine, yours) in enumerate(zip_longest(steps, b["rows"] if b else [])):
@@ -217,9 +222,11 @@ def side_by_side(ours, theirs):
     return passes, error, count
 
 
-def compare(source, limits=DEFAULT_LIMITS):
+def compare(source, limits=DEFAULT_LIMITS, sequence_start=0):
     """Run ``source`` on gradwalk and on PyTorch; the JSON the "Check against PyTorch" panel
-    shows. A snippet the lab refuses raises ``SnippetError`` (a 400, as for /api/run)."""
+    shows. A snippet the lab refuses raises ``SnippetError`` (a 400, as for /api/run).
+    ``sequence_start``: where gradwalk's counter starts (as for /api/run); the rows show
+    sequence numbers relative to the snippet's start either way."""
     answer = {"available": torch_available(), "install": None, "torch_version": None,
               "gradwalk_version": gradwalk.__version__, "same": False, "differences": 0,
               "passes": [], "error": _errors(None, None)}
@@ -229,8 +236,10 @@ def compare(source, limits=DEFAULT_LIMITS):
     import torch
 
     answer["torch_version"] = torch.__version__
-    ours = run_snippet(source, "pytorch", limits)  # SnippetError: the lab runs it on neither
+    # SnippetError: the lab runs it on neither
+    ours = run_snippet(source, "pytorch", limits, sequence_start)
     theirs = run_on_torch(source, limits)
-    answer["passes"], answer["error"], answer["differences"] = side_by_side(ours, theirs)
+    answer["passes"], answer["error"], answer["differences"] = side_by_side(
+        ours, theirs, sequence_start)
     answer["same"] = answer["differences"] == 0
     return answer

@@ -37,7 +37,7 @@ from gradwalk.autograd.stepper import tensor_json, watch_backward
 from gradwalk.tensor import Tensor
 
 from .limits import (DEFAULT_LIMITS, Budget, LimitError, SnippetError, SnippetSyntaxError,
-                     check_int, check_int_power, check_source_text)
+                     check_int, check_int_power, check_sequence_start, check_source_text)
 
 # ---------------------------------------------------------------- what a snippet may use
 
@@ -233,12 +233,15 @@ def _check_target(target):
 
 # ---------------------------------------------------------------- running
 
-def run_snippet(source, mode="pytorch", limits=DEFAULT_LIMITS):
-    """Run a snippet; returns the response of docs/lab-api.md or raises ``SnippetError``."""
+def run_snippet(source, mode="pytorch", limits=DEFAULT_LIMITS, sequence_start=0):
+    """Run a snippet; returns the response of docs/lab-api.md or raises ``SnippetError``.
+    ``sequence_start``: the sequence counter's value when the snippet starts (0: a fresh
+    Python); the answer's ``next_sequence_nr`` is its value at the end."""
     if mode not in ("pytorch", "topo"):
         raise SnippetError(f"mode must be 'pytorch' or 'topo', not {mode!r}")
+    check_sequence_start(sequence_start, limits)
     tree = parse(source, limits)
-    return Interpreter(source, mode, limits).run(tree)
+    return Interpreter(source, mode, limits, sequence_start).run(tree)
 
 
 class Interpreter:
@@ -251,10 +254,11 @@ class Interpreter:
     Node = Node
     namespaces = {"torch": TORCH, "F": FUNCTIONAL}
 
-    def __init__(self, source, mode="pytorch", limits=DEFAULT_LIMITS):
+    def __init__(self, source, mode="pytorch", limits=DEFAULT_LIMITS, sequence_start=0):
         self.source = Source(source)
         self.mode = mode
         self.limits = limits
+        self.sequence_start = sequence_start
         self.budget = Budget(limits)
         self.env = dict(self.namespaces)
         self.leaves = []  # (name, tensor) in the order they were first named
@@ -265,15 +269,17 @@ class Interpreter:
         self.printed_chars = 0
 
     def run(self, tree):
-        # Each request is a fresh "process": sequence numbers start at 0, as in a new Python.
-        _node._sequence.value = 0
+        # Each request is a fresh "process": sequence numbers start at 0, as in a new Python,
+        # or where the request says (the page's "New forward pass": PyTorch's thread-local
+        # counter keeps growing from one graph to the next).
+        _node._sequence.value = self.sequence_start
         self.library.manual_seed(0)
         error = None
         with self.library.enable_grad():
             try:
                 for statement in tree.body:
                     self.execute(statement)
-                    self.budget.check_nodes(_node.peek_sequence_nr(), statement)
+                    self.budget.check_nodes(self.nodes_created(), statement)
             except _Raised as raised:
                 error = raised
             except MemoryError:
@@ -282,6 +288,10 @@ class Interpreter:
             except RecursionError:
                 raise LimitError("the snippet is nested too deeply") from None
         return self.result(error)
+
+    def nodes_created(self):
+        """Backward nodes the snippet has created so far (each took a sequence number)."""
+        return _node.peek_sequence_nr() - self.sequence_start
 
     # ------------------------------------------------------------ statements
     def execute(self, statement):
@@ -558,7 +568,7 @@ class Interpreter:
                 record["error"] = error_json(stepper.error, node)
                 in_pass = in_pass or stepper.error is failure
             self.passes.append(record)
-        self.budget.check_nodes(_node.peek_sequence_nr(), node)
+        self.budget.check_nodes(self.nodes_created(), node)
         if failure is not None:
             raise _Raised(failure, node, in_pass=in_pass)
         for t in value if isinstance(value, tuple) else ():
@@ -663,7 +673,8 @@ class Interpreter:
         if raised is not None and not raised.in_pass:
             error = error_json(raised.error, raised.node)
         return {"ok": raised is None, "mode": self.mode, "leaves": leaves, "values": values,
-                "passes": self.passes, "prints": self.prints, "error": error}
+                "passes": self.passes, "prints": self.prints, "error": error,
+                "next_sequence_nr": _node.peek_sequence_nr()}
 
     def leaf_node_id(self, name):
         for p in reversed(self.passes):

@@ -27,6 +27,7 @@ class Limits:
     seconds: float = 5.0  # wall time per request; the worker is killed after this
     memory_bytes: int = 1024 * 1024 * 1024  # address space added on top of a fresh worker's
     concurrent: int = 64  # requests running or waiting for a worker; more get 503
+    sequence_start: int = 1_000_000_000  # the largest "sequence_start" a request may ask for
 
     def but(self, **changes):
         """A copy with some limits changed: ``DEFAULT_LIMITS.but(seconds=0.5)``."""
@@ -120,6 +121,16 @@ def _too_deep_bracket(source, limit):
             depth = max(depth - 1, 0)
         i += 1
     return None
+
+
+def check_sequence_start(value, limits):
+    """A request's ``sequence_start`` (where the sequence counter starts): a non-negative int
+    up to the limit. A wrong type is a ``SnippetError`` (400), too large a ``LimitError`` (422)."""
+    if type(value) is not int or value < 0:
+        raise SnippetError(f'"sequence_start" must be a non-negative integer, not {value!r}')
+    if value > limits.sequence_start:
+        raise LimitError(f'"sequence_start" is {value:,}; the limit is {limits.sequence_start:,} '
+                         f'(send 0 to start the sequence numbers again)')
 
 
 def check_int(value, limits, node):

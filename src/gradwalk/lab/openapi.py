@@ -83,11 +83,19 @@ SCHEMAS = {
         "properties": {
             "source": {"type": "string", "description": "the snippet (Python syntax)"},
             "mode": {"type": "string", "enum": ["pytorch", "topo"], "default": "pytorch"},
+            "sequence_start": {
+                "type": "integer", "minimum": 0, "default": 0,
+                "description": "the thread-local sequence counter's value when the snippet "
+                               "starts: 0 is a fresh Python; the previous answer's "
+                               "next_sequence_nr records a new graph with new sequence numbers, "
+                               "as running the forward pass again in PyTorch does. Above the "
+                               "limit: 422"},
         },
     },
     "RunResponse": {
         "type": "object",
-        "required": ["ok", "mode", "leaves", "values", "passes", "prints", "error"],
+        "required": ["ok", "mode", "leaves", "values", "passes", "prints", "error",
+                     "next_sequence_nr"],
         "properties": {
             "ok": {"type": "boolean"},
             "mode": {"type": ["string", "null"], "enum": ["pytorch", "topo", None]},
@@ -106,6 +114,9 @@ SCHEMAS = {
             "passes": {"type": "array", "items": {"$ref": "#/components/schemas/Pass"}},
             "prints": {"type": "array", "items": {"type": "string"}},
             "error": {"oneOf": [{"$ref": "#/components/schemas/Error"}, {"type": "null"}]},
+            "next_sequence_nr": {"type": "integer", "minimum": 0,
+                                 "description": "the sequence counter after the run: send it as "
+                                                "sequence_start to run the forward pass again"},
             "detail": {"type": "string", "description": "only on refusals: the error in words"},
         },
     },
@@ -129,6 +140,10 @@ def _json(schema_name, description):
 
 def openapi_description(limits):
     refused = "The snippet was refused; `error` says why, with line and column."
+    schemas = {**SCHEMAS, "RunRequest": {**SCHEMAS["RunRequest"], "properties": {
+        **SCHEMAS["RunRequest"]["properties"], "sequence_start": {
+            **SCHEMAS["RunRequest"]["properties"]["sequence_start"],
+            "maximum": limits.sequence_start}}}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "gradwalk lab", "version": gradwalk.__version__,
@@ -149,7 +164,9 @@ def openapi_description(limits):
                                             f"bytes."),
                     "415": _json("Refusal", "The body is not sent as application/json."),
                     "422": _json("Refusal", "The snippet went over a limit (size, elements, "
-                                            "graph, exponent, time, memory). " + refused),
+                                            "graph, exponent, time, memory), or "
+                                            "sequence_start is over "
+                                            f"{limits.sequence_start:,}. " + refused),
                     "503": _json("Refusal", "Too many snippets running at once."),
                 },
             }},
@@ -168,5 +185,5 @@ def openapi_description(limits):
                                               "workers": {"type": "integer"}}}}}}},
             }},
         },
-        "components": {"schemas": SCHEMAS},
+        "components": {"schemas": schemas},
     }

@@ -1,6 +1,7 @@
 """The lab's web server: a Starlette app with the JSON API of docs/lab-api.md and the page.
 
-    POST /api/run        {"source": "...", "mode": "pytorch" | "topo"} -> the run (see the doc)
+    POST /api/run        {"source": "...", "mode": "pytorch" | "topo", "sequence_start": 0}
+                         -> the run (see the doc)
     GET  /api/presets    the example snippets
     GET  /api/health     {"status": "ok", "version": "...", "workers": 2}
     GET  /openapi.json   the OpenAPI 3 description (openapi.py)
@@ -89,7 +90,8 @@ class LabAPI:
         self.in_flight += 1
         try:
             status, answer = await anyio.to_thread.run_sync(
-                self.pool.run, payload["source"], payload.get("mode", "pytorch"))
+                self.pool.run, payload["source"], payload.get("mode", "pytorch"),
+                payload.get("sequence_start", 0))
         finally:
             self.in_flight -= 1
         return Response(answer, status_code=status, media_type="application/json")
@@ -133,7 +135,10 @@ def _check_payload(payload):
         return '"source" (the snippet, a string) is required'
     if payload.get("mode", "pytorch") not in ("pytorch", "topo"):
         return '"mode" must be "pytorch" or "topo"'
-    unknown = set(payload) - {"source", "mode"}
+    start = payload.get("sequence_start", 0)
+    if type(start) is not int or start < 0:
+        return '"sequence_start" must be a non-negative integer (0: a fresh Python)'
+    unknown = set(payload) - {"source", "mode", "sequence_start"}
     if unknown:
         return f"unknown fields: {', '.join(sorted(unknown))}"
     return None

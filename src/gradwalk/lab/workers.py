@@ -35,7 +35,7 @@ def _detail(error):
     return f"{error.kind}: {where}{error.message}"
 
 
-def handle(source, mode, limits):
+def handle(source, mode, limits, sequence_start=0):
     """Run one snippet (in a worker): ``(status, JSON bytes)``."""
     if mode in ("compare", "profile", "trace"):  # the PyTorch check and the profiler view
         from .figure_routes import run_tool
@@ -44,7 +44,7 @@ def handle(source, mode, limits):
     from .interpreter import run_snippet
 
     try:
-        body = json.dumps(run_snippet(source, mode, limits), allow_nan=False).encode()
+        body = json.dumps(run_snippet(source, mode, limits, sequence_start), allow_nan=False).encode()
     except SnippetError as error:
         return refusal(error)
     if len(body) > limits.response_bytes:
@@ -72,11 +72,11 @@ def _worker_main(connection, limits):
     _limit_memory(limits.memory_bytes)
     while True:
         try:
-            source, mode = connection.recv()
+            source, mode, sequence_start = connection.recv()
         except (EOFError, OSError):
             return
         try:
-            status, body = handle(source, mode, limits)
+            status, body = handle(source, mode, limits, sequence_start)
         except MemoryError:
             status, body = refusal(LimitError("the snippet ran out of memory"))
         connection.send((status, body))
@@ -133,11 +133,12 @@ class WorkerPool:
             if self.started:
                 self._add_worker()
 
-    def run(self, source, mode):
-        """``(status, body bytes)`` for one snippet; kills and replaces a worker that is late."""
+    def run(self, source, mode, sequence_start=0):
+        """``(status, body bytes)`` for one snippet; kills and replaces a worker that is late.
+        ``sequence_start``: where the snippet's sequence numbers start (docs/lab-api.md)."""
         worker = self.idle.get()
         try:
-            worker.connection.send((source, mode))
+            worker.connection.send((source, mode, sequence_start))
             if worker.connection.poll(self.limits.seconds):
                 status, body = worker.connection.recv()
                 self.idle.put(worker)
