@@ -15,8 +15,10 @@ LEAVES = {
     "u": [0.3, -0.6, 0.45, 0.1],  # inside (-1, 1), for asin/acos
     "p": [0.6, 1.7, 2.4, 1.1],  # positive, for logs
     "z": [0.5, 0.0, 2.0, -1.5],  # a zero, for cumprod
+    "c": [1.2, 2.5, 1.05, 3.0],  # above 1, for acosh
     "w": [0.2, 0.7, 0.4, 0.9],  # lerp weights
     "A": [[0.3, -1.2, 0.8, 1.9], [1.1, 0.5, -0.4, 0.05], [-0.9, 1.4, 0.2, -0.7]],
+    "T": [[1.0, 3.0, 1.0, 3.0], [2.0, 2.0, 0.5, 2.0], [0.5, -1.0, -1.0, 0.25]],  # ties, for cummax/cummin
     "M": [[0.3, -1.2, 0.8], [1.1, 0.5, -0.4], [-0.9, 1.4, 0.25]],
     "V": [[[0.3, -0.1, 0.4, 1.2], [1.0, -0.5, 0.9, 0.15], [0.2, 0.6, -0.5, -1.1]],
           [[-0.3, 0.5, 0.8, 0.35], [0.7, -0.2, 1.3, -0.8], [0.45, 0.1, -1.6, 0.9]]],
@@ -31,6 +33,15 @@ CASES = [
     ("cumprod", "a.cumprod(0)", "a"),
     ("cumprod_dim1", "A.cumprod(1)", "A"),
     ("cumprod_with_zero", "z.cumprod(0)", "z"),
+    ("logcumsumexp", "a.logcumsumexp(0)", "a"),
+    ("logcumsumexp_dim1", "torch.logcumsumexp(A, 1)", "A"),
+    ("logcumsumexp_negative_dim", "V.logcumsumexp(-2)", "V"),
+    ("cummax", "a.cummax(0).values", "a"),
+    ("cummax_dim1", "torch.cummax(A, 1)[0]", "A"),
+    ("cummax_ties", "T.cummax(1).values", "T"),
+    ("cummin", "A.cummin(0).values", "A"),
+    ("cummin_negative_dim", "torch.cummin(V, -1)[0]", "V"),
+    ("cummin_ties", "T.cummin(1).values", "T"),
     # sorting and selecting
     ("sort", "a.sort().values", "a"),
     ("sort_descending_dim0", "A.sort(0, descending=True)[0]", "A"),
@@ -68,6 +79,15 @@ CASES = [
     ("log10", "torch.log10(p)", "p"),
     ("exp2", "a.exp2()", "a"),
     ("erf", "a.erf()", "a"),
+    ("erfc", "a.erfc()", "a"),
+    ("erfinv", "u.erfinv()", "u"),
+    ("torch_erfinv", "torch.erfinv(u * 1.6)", "u"),
+    ("asinh", "a.asinh()", "a"),
+    ("arcsinh", "torch.arcsinh(A)", "A"),
+    ("acosh", "c.acosh()", "c"),
+    ("arccosh", "torch.arccosh(c)", "c"),
+    ("atanh", "u.atanh()", "u"),
+    ("arctanh", "torch.arctanh(u)", "u"),
     ("trunc", "a.trunc()", "a"),
     ("frac", "a.frac()", "a"),
     ("nan_to_num", "(a.log()).nan_to_num(0.0)", "a"),
@@ -113,7 +133,8 @@ CASES = [
     ("repeat_interleave_tensor", "a.repeat_interleave(torch.tensor([1, 2, 0, 3]))", "a"),
 ]
 IDS = [case[0] for case in CASES]
-NOT_SMOOTH = {"trunc", "frac", "fmod_scalar", "fmod_tensor", "remainder_scalar", "remainder_tensor"}
+NOT_SMOOTH = {"cummax_ties", "cummin_ties", "trunc", "frac", "fmod_scalar", "fmod_tensor", "remainder_scalar",
+              "remainder_tensor"}
 
 
 def _setup(dtype_name, grad_leaves):
@@ -247,6 +268,10 @@ NO_GRAD = [
     "a.sort()[1]",
     "A.topk(2, 1)[1]",
     "A.median(1)[1]",
+    "T.cummax(1)[1]",
+    "T.cummin(0)[1]",
+    "torch.tensor([3, 1, 3, 1]).cummin(0)[1]",
+    "torch.tensor([3, 1, 3, 1]).cummax(0)[0]",
     "a.nonzero()",
     "z.nonzero()",
     "torch.nonzero(A > 0, as_tuple=True)[1]",
@@ -304,3 +329,25 @@ def test_sort_nan_order_matches_pytorch():
         ours = gradwalk.tensor(values).sort(descending=descending)
         theirs = torch.tensor(values).sort(descending=descending)
         assert ours.indices.tolist() == theirs.indices.tolist()
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_cummin_ties_and_nan_match_pytorch(op):
+    rows = [[1.0, 3.0, 1.0, 3.0, 2.0], [1.0, float("nan"), 1.0, 3.0, float("nan")], [2.0, 2.0, 2.0, 2.0, 2.0]]
+    for dim in (0, 1):
+        ours = getattr(gradwalk.tensor(rows), op)(dim)
+        theirs = getattr(torch.tensor(rows), op)(dim)
+        assert type(ours).__name__ == type(theirs).__name__ == op
+        assert_same(ours.values, theirs.values)
+        assert ours.indices.tolist() == theirs.indices.tolist()
+    ours, theirs = getattr(gradwalk.tensor(2.5), op)(0), getattr(torch.tensor(2.5), op)(0)
+    assert_same(ours.values, theirs.values)
+    assert ours.indices.tolist() == theirs.indices.tolist()
+
+
+def test_erfinv_edges_match_pytorch():
+    values = [-1.0, -0.999999, -0.5, -0.0, 0.0, 1e-300, 0.3, 0.75, 1 - 2 ** -53, 1.0, 1.5, float("nan")]
+    for dtype in ("float64", "float32"):
+        ours = gradwalk.tensor(values, dtype=getattr(gradwalk, dtype)).erfinv()
+        theirs = torch.tensor(values, dtype=getattr(torch, dtype)).erfinv()
+        assert_same(ours, theirs, rtol=4e-16 if dtype == "float64" else 1.2e-7, atol=0)

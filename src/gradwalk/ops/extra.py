@@ -11,6 +11,7 @@ functions over existing ops, so they record the nodes PyTorch records (``x.moved
 """
 import math
 import numbers
+import statistics
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from .._dtype import float32
 from ._util import as_tensor_arg, export, normalize_dim, normalize_dims
 from .core import Op, apply_op
 from .pointwise import _binary, _errstate, _unary
-from .shape import Gather, ScatterAdd, index_put_zeros, values_indices
+from .shape import Gather, ScatterAdd, _namedtuple_values_indices, index_put_zeros, values_indices
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -223,6 +224,123 @@ class Frac(Op):
         return dx
 
 
+class Asinh(Op):
+    name = "AsinhBackward0"
+
+    def forward(x):
+        return np.arcsinh(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        return g * (x * x + 1).rsqrt(),
+
+    def jvp(x, out, dx):
+        return dx * (x * x + 1).rsqrt()
+
+
+class Acosh(Op):
+    name = "AcoshBackward0"
+
+    def forward(x):
+        with _errstate():
+            return np.arccosh(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        return g * (x * x - 1).rsqrt(),
+
+    def jvp(x, out, dx):
+        return dx * (x * x - 1).rsqrt()
+
+
+class Atanh(Op):
+    name = "AtanhBackward0"
+
+    def forward(x):
+        with _errstate():
+            return np.arctanh(x)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        return g / (-x * x + 1),
+
+    def jvp(x, out, dx):
+        return dx / (-x * x + 1)
+
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+class Erfc(Op):
+    name = "ErfcBackward0"
+
+    def forward(x):
+        return _erfc(x.astype(np.float64)).astype(x.dtype)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        x = ctx.self
+        return g * ((-x * x).exp() * -_TWO_OVER_SQRT_PI),
+
+    def jvp(x, out, dx):
+        return dx * ((-x * x).exp() * -_TWO_OVER_SQRT_PI)
+
+
+_STANDARD_NORMAL = statistics.NormalDist()
+
+
+def _erfinv_scalar(y):
+    """erfinv(y): a start from the normal quantile, then Newton steps on erf (on erfc when |y|
+    is near 1, where ``erf(x) - y`` would cancel)."""
+    if math.isnan(y) or abs(y) > 1:
+        return math.nan
+    a = abs(y)
+    if a == 1:
+        return math.copysign(math.inf, y)
+    if a == 0:
+        return y  # keeps the sign of -0.0
+    # erf(x / sqrt(2)) = 2 Phi(x) - 1; from the upper tail (1 - a is exact there) when a > 0.5
+    x = (_STANDARD_NORMAL.inv_cdf((1 + a) / 2) if a <= 0.5 else -_STANDARD_NORMAL.inv_cdf((1 - a) / 2))
+    x /= math.sqrt(2)
+    for _ in range(8):
+        residual = math.erf(x) - a if a <= 0.5 else (1 - a) - math.erfc(x)
+        step = residual / (_TWO_OVER_SQRT_PI * math.exp(-x * x))
+        x -= step
+        if abs(step) <= 1e-17 * x:
+            break
+    return math.copysign(x, y)
+
+
+_erfinv = np.frompyfunc(_erfinv_scalar, 1, 1)
+
+
+class Erfinv(Op):
+    name = "ErfinvBackward0"
+
+    def forward(x):
+        return _erfinv(x.astype(np.float64)).astype(x.dtype)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)  # PyTorch saves only self, and computes erfinv again in backward
+
+    def backward(ctx, g):
+        return g * (ctx.self.erfinv().pow(2).exp() * (math.sqrt(math.pi) / 2)),
+
+    def jvp(x, out, dx):
+        return dx * (out.pow(2).exp() * (math.sqrt(math.pi) / 2))
+
+
 class NanToNum(Op):
     name = "NanToNumBackward0"
 
@@ -284,6 +402,31 @@ def erf(input):
     return _unary(Erf, input)
 
 
+@export()
+def asinh(input):
+    return _unary(Asinh, input)
+
+
+@export()
+def acosh(input):
+    return _unary(Acosh, input)
+
+
+@export()
+def atanh(input):
+    return _unary(Atanh, input)
+
+
+@export()
+def erfc(input):
+    return _unary(Erfc, input)
+
+
+@export()
+def erfinv(input):
+    return _unary(Erfinv, input)
+
+
 @export("trunc", "fix")
 def trunc(input):
     return apply_op(Trunc, (input,))
@@ -302,6 +445,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 export("arctan")(atan)
 export("arcsin")(asin)
 export("arccos")(acos)
+export("arcsinh")(asinh)
+export("arccosh")(acosh)
+export("arctanh")(atanh)
 
 
 # ---------------------------------------------------------------- elementwise, two or three inputs
@@ -735,6 +881,88 @@ class MedianAll(Op):
     def jvp(x, out, dx):
         mask = MedianAll._mask(x, out)
         return (dx * mask).sum() / mask.sum()
+
+
+class Logcumsumexp(Op):
+    name = "LogcumsumexpBackward0"
+    saves_attrs = ("dim",)
+
+    def forward(x, dim):
+        if x.ndim == 0:
+            return x.copy()
+        with _errstate():
+            return np.logaddexp.accumulate(x, axis=dim)
+
+    def save(ctx, x, out, dim):
+        ctx.save(self=x)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        # d result_j / d x_i = exp(x_i - result_j) for j >= i, summed in log space as ATen's
+        # logcumsumexp_backward does: the positive and the negative parts of g apart
+        x, r, d = ctx.self, ctx.result, ctx._attrs["dim"]
+        if g.ndim == 0 or g.numel() == 0:
+            return g,
+        lowest = float(np.finfo(g._data.dtype).min)
+        log_abs = g.abs().log()
+        F = _F()
+        parts = [(F.where(mask, log_abs, lowest) - r).flip(d).logcumsumexp(d).flip(d) + x
+                 for mask in (g > 0, g < 0)]
+        return parts[0].exp() - parts[1].exp(),
+
+    def jvp(x, out, dx, dim):
+        if x.ndim == 0:
+            return dx
+        e = (x - x.amax(dim, keepdim=True)).exp()  # ATen's logcumsumexp_jvp: exp-normalized
+        return (dx * e).cumsum(dim) / e.cumsum(dim)
+
+
+def _running_extreme_indices(x, values, dim):
+    """Indices for cummax/cummin: the last position at or before each one where the running
+    value was set (``x >= running max``, ties move it on; a NaN sets it and keeps it)."""
+    sets = x == values
+    if x.dtype.kind == "f":
+        sets |= np.isnan(x)
+    shape = [1] * x.ndim
+    shape[dim] = x.shape[dim]
+    positions = np.arange(x.shape[dim]).reshape(shape)
+    return np.maximum.accumulate(np.where(sets, positions, 0), axis=dim).astype(np.int64)
+
+
+class Cummax(_SelectAlongDim):
+    name = "CummaxBackward0"
+    np_fn = np.maximum
+
+    @classmethod
+    def forward(cls, x, dim):
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), np.int64)
+        if x.size == 0:
+            return x.copy(), np.zeros(x.shape, np.int64)
+        values = cls.np_fn.accumulate(x, axis=dim)  # np.maximum/minimum carry NaN on, as PyTorch
+        return values, _running_extreme_indices(x, values, dim)
+
+
+class Cummin(Cummax):
+    name = "CumminBackward0"
+    np_fn = np.minimum
+
+
+@export()
+def logcumsumexp(input, dim):
+    return _unary(Logcumsumexp, input, {"dim": normalize_dim(dim, input.ndim)})
+
+
+@export()
+def cummax(input, dim):
+    values, indices = apply_op(Cummax, (input,), {"dim": normalize_dim(dim, input.ndim)})
+    return _namedtuple_values_indices(values, indices, "cummax")
+
+
+@export()
+def cummin(input, dim):
+    values, indices = apply_op(Cummin, (input,), {"dim": normalize_dim(dim, input.ndim)})
+    return _namedtuple_values_indices(values, indices, "cummin")
 
 
 @export()
