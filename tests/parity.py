@@ -211,3 +211,71 @@ def central_difference(f, inputs, eps=1e-6):
             g[idx] = (hi - lo) / (2 * eps)
         grads.append(g)
     return grads
+
+
+# ---------------------------------------------------------------- tables of op cases
+
+def seed_gradient(out):
+    """A fixed, non-uniform gradient of ``out``'s shape, float64 (both libraries cast it): a
+    transposed or mis-broadcast gradient can't hide behind a plain sum."""
+    n = int(np.prod(out.shape))
+    return np.linspace(0.5, 1.5, n).reshape(tuple(out.shape)) if n else np.zeros(tuple(out.shape))
+
+
+class OpTable:
+    """Op cases ``(name, expression, grad_leaves)`` over named leaves (``LEAVES``: name -> values),
+    checked the same way by every op test file: beside PyTorch, and against central differences."""
+
+    def __init__(self, leaves):
+        self.leaves = leaves
+
+    def build(self, library, dtype_name, expression, grad_leaves, overrides=None):
+        """Create the leaves in ``library`` and evaluate ``expression``; returns the namespace."""
+        env = {name: np.array(value, dtype=np.float64) for name, value in self.leaves.items()}
+        env.update(overrides or {})
+        return run_in(library, self.setup(dtype_name, grad_leaves) + f"out = {expression}\n",
+                      **{f"_{name}": value for name, value in env.items()})
+
+    def setup(self, dtype_name, grad_leaves):
+        """Snippet lines creating each leaf from ``_<name>`` (requires grad if in grad_leaves)."""
+        return "".join(
+            f"{name} = torch.tensor(_{name}, dtype=torch.{dtype_name}, requires_grad={name in grad_leaves})\n"
+            for name in self.leaves)
+
+    def check_against_torch(self, expression, grad_leaves, dtype):
+        """Value, node name, the whole next_functions graph and every leaf's gradient vs PyTorch."""
+        ours = self.build("gradwalk", dtype, expression, grad_leaves)
+        theirs = self.build("torch", dtype, expression, grad_leaves)
+        tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+
+        assert_same(ours["out"], theirs["out"], **tol)
+        assert type(ours["out"].grad_fn).__name__ == type(theirs["out"].grad_fn).__name__
+        names = {n: ours[n] for n in self.leaves}, {n: theirs[n] for n in self.leaves}
+        assert graph_structure(ours["out"], names[0]) == graph_structure(theirs["out"], names[1])
+
+        ours["out"].backward(gradwalk.tensor(seed_gradient(ours["out"])))
+        theirs["out"].backward(torch.tensor(seed_gradient(theirs["out"])))
+        for leaf in self.leaves:
+            assert_same(ours[leaf].grad, theirs[leaf].grad, **tol)
+
+    def check_central_differences(self, expression, grad_leaves, allow_unused=False):
+        """Analytical float64 gradients against (f(x+eps) - f(x-eps)) / 2eps, computed with
+        gradwalk's own forward (no PyTorch involved). ``allow_unused``: a leaf the output does
+        not depend on may keep ``.grad = None`` (its numerical gradient must then be zero)."""
+        ns = self.build("gradwalk", "float64", expression, grad_leaves)
+        seed = seed_gradient(ns["out"])
+        ns["out"].backward(gradwalk.tensor(seed))
+        leaves = [name for name in self.leaves if name in grad_leaves]
+
+        def f(*arrays):
+            with gradwalk.no_grad():
+                out = self.build("gradwalk", "float64", expression, "", dict(zip(leaves, arrays)))["out"]
+            return out.numpy() * seed
+
+        numeric = central_difference(f, [self.leaves[name] for name in leaves])
+        for name, expected in zip(leaves, numeric):
+            grad = ns[name].grad
+            if grad is None and allow_unused:
+                assert not expected.any(), name
+                continue
+            np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-5, atol=1e-6, err_msg=name)

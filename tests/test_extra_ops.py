@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import gradwalk
-from parity import assert_same, central_difference, graph_structure, run_in
+from parity import OpTable, assert_same, run_in, seed_gradient
 
 LEAVES = {
     "a": [0.7, -1.3, 2.1, 0.4],
@@ -137,64 +137,22 @@ NOT_SMOOTH = {"cummax_ties", "cummin_ties", "trunc", "frac", "fmod_scalar", "fmo
               "remainder_tensor"}
 
 
-def _setup(dtype_name, grad_leaves):
-    return "".join(
-        f"{name} = torch.tensor(_{name}, dtype=torch.{dtype_name}, requires_grad={name in grad_leaves})\n"
-        for name in LEAVES)
-
-
-def build(library, dtype_name, expression, grad_leaves, overrides=None):
-    env = {name: np.array(value, dtype=np.float64) for name, value in LEAVES.items()}
-    env.update(overrides or {})
-    return run_in(library, _setup(dtype_name, grad_leaves) + f"out = {expression}\n",
-                  **{f"_{name}": value for name, value in env.items()})
-
-
-def seed_gradient(out):
-    n = int(np.prod(out.shape))
-    return np.linspace(0.5, 1.5, n).reshape(tuple(out.shape)) if n else np.zeros(tuple(out.shape))
+TABLE = OpTable(LEAVES)
+build = TABLE.build
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_value_node_and_gradient_match_pytorch(case, dtype):
     _, expression, grad_leaves = case
-    ours = build("gradwalk", dtype, expression, grad_leaves)
-    theirs = build("torch", dtype, expression, grad_leaves)
-    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
-
-    assert_same(ours["out"], theirs["out"], **tol)
-    assert type(ours["out"].grad_fn).__name__ == type(theirs["out"].grad_fn).__name__
-    names = {n: ours[n] for n in LEAVES}, {n: theirs[n] for n in LEAVES}
-    assert graph_structure(ours["out"], names[0]) == graph_structure(theirs["out"], names[1])
-
-    ours["out"].backward(gradwalk.tensor(seed_gradient(ours["out"])))
-    theirs["out"].backward(torch.tensor(seed_gradient(theirs["out"])))
-    for leaf in LEAVES:
-        assert_same(ours[leaf].grad, theirs[leaf].grad, **tol)
+    TABLE.check_against_torch(expression, grad_leaves, dtype)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] not in NOT_SMOOTH],
                          ids=[c[0] for c in CASES if c[0] not in NOT_SMOOTH])
 def test_gradient_matches_central_differences(case):
     _, expression, grad_leaves = case
-    ns = build("gradwalk", "float64", expression, grad_leaves)
-    seed = seed_gradient(ns["out"])
-    ns["out"].backward(gradwalk.tensor(seed))
-    leaves = [name for name in LEAVES if name in grad_leaves]
-
-    def f(*arrays):
-        with gradwalk.no_grad():
-            out = build("gradwalk", "float64", expression, "", dict(zip(leaves, arrays)))["out"]
-        return out.numpy() * seed
-
-    numeric = central_difference(f, [LEAVES[name] for name in leaves])
-    for name, expected in zip(leaves, numeric):
-        grad = ns[name].grad
-        if grad is None:  # the output does not depend on this leaf
-            assert not expected.any(), name
-            continue
-        np.testing.assert_allclose(grad.numpy(), expected, rtol=1e-5, atol=1e-6, err_msg=name)
+    TABLE.check_central_differences(expression, grad_leaves, allow_unused=True)
 
 
 SECOND_ORDER = """
@@ -215,7 +173,7 @@ def test_second_order_gradients_match_pytorch(case):
     for library in ("gradwalk", "torch"):
         module = gradwalk if library == "gradwalk" else torch
         first = build(library, "float64", expression, grad_leaves)["out"]
-        snippet = _setup("float64", grad_leaves) + SECOND_ORDER.format(
+        snippet = TABLE.setup("float64", grad_leaves) + SECOND_ORDER.format(
             expression=expression, leaves=", ".join(leaves))
         env = {f"_{name}": np.array(value, dtype=np.float64) for name, value in LEAVES.items()}
         env["seed"] = module.tensor(seed_gradient(first))
@@ -251,7 +209,7 @@ value, tangent = torch.func.jvp(f, tuple(leaves), tuple(tangents))
 def test_forward_mode_matches_pytorch(case):
     _, expression, grad_leaves = case
     leaves = ", ".join(name for name in LEAVES if name in grad_leaves)
-    snippet = _setup("float64", "") + FORWARD_MODE.format(expression=expression, leaves=leaves)
+    snippet = TABLE.setup("float64", "") + FORWARD_MODE.format(expression=expression, leaves=leaves)
     env = {f"_{name}": np.array(value, dtype=np.float64) for name, value in LEAVES.items()}
     ours = run_in("gradwalk", snippet.replace("torch.func.jvp", "_func.jvp"), _func=gradwalk.func, **env)
     theirs = run_in("torch", snippet, **env)

@@ -4,12 +4,11 @@ gradients against central differences in float64.
 Each case is one expression over a fixed set of leaves. The output is backwarded with a
 non-uniform gradient (so a transposed or mis-broadcast gradient cannot hide behind a sum).
 """
-import numpy as np
 import pytest
 import torch
 
 import gradwalk
-from parity import assert_same, central_difference, graph_structure, run_in
+from parity import OpTable, assert_same
 
 LEAVES = {
     "a": [0.7, -1.3, 2.1],
@@ -212,69 +211,23 @@ CASES = [
 IDS = [case[0] for case in CASES]
 
 
-def build(library, dtype_name, expression, grad_leaves, overrides=None):
-    """Create the leaves in ``library`` and evaluate ``expression``; returns the namespace."""
-    env = {name: np.array(value, dtype=np.float64) for name, value in LEAVES.items()}
-    env.update(overrides or {})
-    setup = "".join(
-        f"{name} = torch.tensor(_{name}, dtype=torch.{dtype_name}, requires_grad={name in grad_leaves})\n"
-        for name in LEAVES)
-    ns = run_in(library, setup + f"out = {expression}\n",
-                **{f"_{name}": value for name, value in env.items()})
-    return ns
-
-
-def seed_gradient(out):
-    """A fixed, non-uniform gradient of ``out``'s shape, float64 (both libraries cast it)."""
-    n = int(np.prod(out.shape))
-    return np.linspace(0.5, 1.5, n).reshape(tuple(out.shape)) if n else np.zeros(tuple(out.shape))
-
-
-def backward_with_seed(library, ns):
-    module = gradwalk if library == "gradwalk" else torch
-    out = ns["out"]
-    out.backward(module.tensor(seed_gradient(out)))
+TABLE = OpTable(LEAVES)
+build = TABLE.build
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_value_node_and_gradient_match_pytorch(case, dtype):
     _, expression, grad_leaves = case
-    ours = build("gradwalk", dtype, expression, grad_leaves)
-    theirs = build("torch", dtype, expression, grad_leaves)
-    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
-
-    assert_same(ours["out"], theirs["out"], **tol)
-    assert type(ours["out"].grad_fn).__name__ == type(theirs["out"].grad_fn).__name__
-    names = {n: ours[n] for n in LEAVES}, {n: theirs[n] for n in LEAVES}
-    assert graph_structure(ours["out"], names[0]) == graph_structure(theirs["out"], names[1])
-
-    backward_with_seed("gradwalk", ours)
-    backward_with_seed("torch", theirs)
-    for leaf in LEAVES:
-        assert_same(ours[leaf].grad, theirs[leaf].grad, **tol)
+    TABLE.check_against_torch(expression, grad_leaves, dtype)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] not in (
     "sign", "floor", "round")], ids=[c[0] for c in CASES if c[0] not in ("sign", "floor", "round")])
 def test_gradient_matches_central_differences(case):
-    """Analytical float64 gradients against (f(x+eps) - f(x-eps)) / 2eps, computed with
-    gradwalk's own forward (no PyTorch involved)."""
+    """Analytical float64 gradients against central differences of gradwalk's own forward."""
     _, expression, grad_leaves = case
-    ns = build("gradwalk", "float64", expression, grad_leaves)
-    seed = seed_gradient(ns["out"])
-    ns["out"].backward(gradwalk.tensor(seed))
-    leaves = [name for name in LEAVES if name in grad_leaves]
-
-    def f(*arrays):
-        with gradwalk.no_grad():
-            out = build("gradwalk", "float64", expression, "", dict(zip(leaves, arrays)))["out"]
-        return out.numpy() * seed
-
-    numeric = central_difference(f, [LEAVES[name] for name in leaves])
-    for name, expected in zip(leaves, numeric):
-        np.testing.assert_allclose(ns[name].grad.numpy(), expected, rtol=1e-5, atol=1e-6,
-                                   err_msg=name)
+    TABLE.check_central_differences(expression, grad_leaves)
 
 
 def test_integer_results_never_require_grad():
