@@ -1,11 +1,13 @@
 """Training throughput and memory: gradwalk's nn + optim beside PyTorch CPU and hand NumPy.
 
-    .venv/bin/python benchmarks/bench_training.py [--steps 200] [--repeat 3] [--skip-memory]
+    .venv/bin/python benchmarks/bench_training.py [--steps 200] [--repeat 3] [--skip-memory] [--phases]
 
 (a) the digits MLP (64-128-128-10, ReLU, cross-entropy, SGD) at batch 32 and 256: training
     samples per second (forward, backward, optimizer step) for gradwalk, PyTorch on 1 and 2
     threads, and the same step written by hand in NumPy (the floor for a NumPy engine);
 (b) the digits CNN of ``gradwalk train digits-cnn``: samples per second at batch 32;
+    With ``--phases``: the MLP step split into forward / loss / backward / optimizer (zero_grad
+    and step), microseconds per step, gradwalk beside PyTorch 1T and the hand NumPy step;
 (c) memory: peak growth of resident memory during one training step of 8 Linear(1024, 1024)
     + ReLU layers at batch 512, each library in a fresh subprocess, sampled every 0.2 ms
     (glibc told to mmap blocks over 64 KiB so resident memory follows live memory).
@@ -80,6 +82,90 @@ def numpy_steps(x, y, steps):
     return run
 
 
+def library_phases(lib, model, x, y):
+    """One timed step in four phases: forward, loss, backward, optimizer (zero_grad + step)."""
+    opt = lib.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = lib.nn.functional.cross_entropy
+    xs, ys = lib.tensor(x), lib.tensor(y)
+    clock = time.perf_counter
+
+    def step():
+        t0 = clock()
+        out = model(xs)
+        t1 = clock()
+        loss = loss_fn(out, ys)
+        t2 = clock()
+        opt.zero_grad()
+        t3 = clock()
+        loss.backward()
+        t4 = clock()
+        opt.step()
+        return t1 - t0, t2 - t1, t4 - t3, clock() - t4 + t3 - t2
+
+    return step
+
+
+def numpy_phases(x, y):
+    """The hand NumPy step of ``numpy_steps`` in the same four phases (gradients first, then the
+    updates, so that "backward" and "optimizer" can be timed apart; the same NumPy calls)."""
+    rng = np.random.default_rng(0)
+    sizes = [64, 128, 128, 10]
+    ws = [rng.uniform(-0.1, 0.1, (b, a)).astype(np.float32) for a, b in zip(sizes, sizes[1:])]
+    bs = [np.zeros(b, np.float32) for b in sizes[1:]]
+    onehot = np.eye(10, dtype=np.float32)[y]
+    clock = time.perf_counter
+
+    def step():
+        t0 = clock()
+        acts, h = [x], x
+        for i in range(3):
+            h = h @ ws[i].T + bs[i]
+            if i < 2:
+                h = np.maximum(h, 0)
+            acts.append(h)
+        t1 = clock()
+        e = np.exp(h - h.max(1, keepdims=True))
+        g = (e / e.sum(1, keepdims=True) - onehot) / len(x)
+        t2 = clock()
+        grads = []
+        for i in (2, 1, 0):
+            grads.append((i, g.T @ acts[i], g.sum(0)))
+            if i:
+                g = (g @ ws[i]) * (acts[i] > 0)
+        t3 = clock()
+        for i, gw, gb in grads:
+            ws[i] -= 0.01 * gw
+            bs[i] -= 0.01 * gb
+        return t1 - t0, t2 - t1, t3 - t2, clock() - t3
+
+    return step
+
+
+def phase_table(steps, repeat, batch, x, y):
+    """Microseconds per step in each phase: the best mean over ``repeat`` runs of ``steps`` steps."""
+    import torch
+
+    import gradwalk
+
+    torch.set_num_threads(1)
+    runs = {"gradwalk": library_phases(gradwalk, mlp(gradwalk, [64, 128, 128, 10]), x, y),
+            "PyTorch 1T": library_phases(torch, mlp(torch, [64, 128, 128, 10]), x, y),
+            "hand NumPy": numpy_phases(x, y)}
+    print(f"  batch {batch:>3}, us per step:   forward     loss  backward  optimizer     total")
+    for name, step in runs.items():
+        for _ in range(steps):  # warm up
+            step()
+        best = [float("inf")] * 4
+        for _ in range(repeat):
+            gc.collect()
+            sums = [0.0] * 4
+            for _ in range(steps):
+                for k, t in enumerate(step()):
+                    sums[k] += t
+            best = [min(b, s / steps * 1e6) for b, s in zip(best, sums)]
+        print(f"    {name:<12}      " + "".join(f"{v:9.1f}" for v in best) + f"{sum(best):10.1f}")
+
+
 def best_of(fn, repeat):
     fn()  # warm up
     best = float("inf")
@@ -117,6 +203,8 @@ def throughput(args):
             print(f"  batch {batch:>3}: {line}")
             print(f"             gradwalk / PyTorch 1T = {rate['gradwalk'] / rate['PyTorch 1T']:.2f}x, "
                   f"hand NumPy / gradwalk = {rate['hand NumPy'] / rate['gradwalk']:.2f}x")
+            if args.phases:
+                phase_table(args.steps, args.repeat, batch, x, y)
         print("(b) digits CNN, batch 32: samples/s")
         x = rng.random((32, 1, 8, 8), dtype=np.float32)
         y = rng.integers(0, 10, 32)
@@ -194,6 +282,8 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--phases", action="store_true",
+                        help="also time the MLP step by phase (forward, loss, backward, optimizer)")
     args = parser.parse_args(argv)
     throughput(args)
     if not args.skip_memory:
