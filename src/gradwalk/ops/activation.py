@@ -7,7 +7,8 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from ._util import export, formulas_on_arrays, normalize_dim
 from .core import Op, apply_op
-from .linalg import addmm, matmul
+from .linalg import _ADDMM_PLAIN, Addmm, addmm, matmul
+from .shape import T, _view_op
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -386,14 +387,23 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return d.mean() if reduction == "mean" else d.sum() if reduction == "sum" else d
 
 
+_NO_ATTRS = {}
+
+
 def linear(input, weight, bias=None):
-    """``input @ weight.T + bias``: AddmmBackward0 for 2-D input, as PyTorch."""
-    x_shape = input._data.shape
-    if x_shape[-1:] != weight._data.shape[-1:]:
+    """``input @ weight.T + bias``: AddmmBackward0 (after TBackward0 for ``weight.t()``) for 2-D
+    input, as PyTorch."""
+    x, w = input._data, weight._data
+    x_shape = x.shape
+    if x_shape[-1:] != w.shape[-1:]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({int(np.prod(input.shape[:-1]))}x{input.shape[-1]} "
             f"and {weight.shape[1]}x{weight.shape[0]})")
     if len(x_shape) == 2 and bias is not None:
+        dtype = w.dtype
+        if w.ndim == 2 and x.dtype is dtype and bias._data.dtype is dtype:
+            # nn.Linear's case: what addmm() and t() would check holds already, so run their ops
+            return apply_op(Addmm, (bias, input, _view_op(T, weight, _NO_ATTRS)), _ADDMM_PLAIN)
         return addmm(bias, input, weight.t())
     if bias is None:
         return matmul(input, weight.t())

@@ -38,7 +38,10 @@ def _strides(t):
     """A tensor's strides in elements, as PyTorch's ``sym_strides()``."""
     data = t._data
     size = data.itemsize
-    return tuple([st // size for st in data.strides])
+    strides = data.strides
+    if len(strides) == 2:  # the matrices of mm/addmm, spelled out
+        return (strides[0] // size, strides[1] // size)
+    return tuple([st // size for st in strides])
 
 
 def _column_major(sizes, strides):
@@ -68,16 +71,11 @@ def _mm_mat2_backward(g, mat1, sizes, strides, alpha):
     return r if alpha == 1 else r * alpha
 
 
-def _save_mm_layouts(ctx, a, b, a_name):
-    """Sizes always, strides of the inputs that get a gradient (PyTorch's saved ``*_sym_*``)."""
-    need = ctx.needs_input_grad
-    attrs = ctx._attrs
-    if attrs is None:
-        attrs = ctx._attrs = {}
-    attrs[a_name + "_sym_sizes"] = a._data.shape
-    attrs[a_name + "_sym_strides"] = _strides(a) if need[-2] else ()
-    attrs["mat2_sym_sizes"] = b._data.shape
-    attrs["mat2_sym_strides"] = _strides(b) if need[-1] else ()
+def _mm_layouts(a, b, a_name, need_a, need_b):
+    """PyTorch's saved ``*_sym_sizes`` (always) and ``*_sym_strides`` (of the inputs that get a
+    gradient, else empty), as the entries of a node's attribute dict."""
+    return {a_name + "_sym_sizes": a._data.shape, a_name + "_sym_strides": _strides(a) if need_a else (),
+            "mat2_sym_sizes": b._data.shape, "mat2_sym_strides": _strides(b) if need_b else ()}
 
 
 class Mm(Op):
@@ -87,9 +85,9 @@ class Mm(Op):
         return a @ b
 
     def save(ctx, a, b, out):
-        ctx.save(self=a if ctx.needs_input_grad[1] else None,
-                 mat2=b if ctx.needs_input_grad[0] else None)
-        _save_mm_layouts(ctx, a, b, "self")
+        need = ctx.needs_input_grad
+        ctx.save(self=a if need[1] else None, mat2=b if need[0] else None)
+        ctx._attrs = _mm_layouts(a, b, "self", need[0], need[1])
 
     def backward(ctx, g):
         need = ctx.needs_input_grad
@@ -178,9 +176,12 @@ class Addmm(Op):
         return out
 
     def save(ctx, bias, a, b, out, alpha=1, beta=1):
-        ctx.save(mat1=a if ctx.needs_input_grad[2] else None,
-                 mat2=b if ctx.needs_input_grad[1] else None)
-        _save_mm_layouts(ctx, a, b, "mat1")
+        need = ctx.needs_input_grad
+        ctx.save(mat1=a if need[2] else None, mat2=b if need[1] else None)
+        # a new attribute dict (the one given may be shared between nodes, e.g. _ADDMM_PLAIN)
+        ctx._attrs = {"alpha": alpha, "beta": beta, "mat1_sym_sizes": a._data.shape,
+                      "mat1_sym_strides": _strides(a) if need[1] else (),
+                      "mat2_sym_sizes": b._data.shape, "mat2_sym_strides": _strides(b) if need[2] else ()}
 
     def backward(ctx, g):
         need = ctx.needs_input_grad
@@ -250,6 +251,9 @@ def mv(input, vec):
     return apply_op(Mv, (input, vec), out_dtype=result_dtype(input, vec))
 
 
+_ADDMM_PLAIN = {"alpha": 1, "beta": 1}  # shared by every plain addmm: nobody writes into it
+
+
 @export()
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1._data.shape[1] != mat2._data.shape[0]:
@@ -258,8 +262,9 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if not (dtype is mat2._data.dtype and dtype is input._data.dtype):
         _check_same_dtype("addmm", input, mat1, mat2)
     same = dtype is mat2._data.dtype and dtype is input._data.dtype  # (nn.Linear) NumPy's dtype is right
-    return apply_op(Addmm, (input, mat1, mat2), {"alpha": alpha, "beta": beta},
-                    out_dtype=None if same else result_dtype(mat1, mat2))
+    plain = alpha.__class__ is int and beta.__class__ is int and alpha == 1 and beta == 1  # (not 1.0: saved as given)
+    attrs = _ADDMM_PLAIN if plain else {"alpha": alpha, "beta": beta}
+    return apply_op(Addmm, (input, mat1, mat2), attrs, out_dtype=None if same else result_dtype(mat1, mat2))
 
 
 @export()

@@ -46,6 +46,11 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
+        params = self._parameters
+        if type(self) is Linear and "weight" in params and "bias" in params:
+            # self.weight and self.bias, read where they live: attribute lookup would first miss
+            # on the instance, then reach Module.__getattr__ (~0.7 us each, every step)
+            return F.linear(input, params["weight"], params["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
