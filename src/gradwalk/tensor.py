@@ -13,7 +13,7 @@ import numpy as np
 from . import _dtype
 from ._device import CPU, on_cpu
 from ._dtype import Size, from_numpy_dtype
-from .autograd.node import AccumulateGrad, RemovableHandle
+from .autograd.node import AccumulateGrad, RemovableHandle, new_version_counter
 from .grad_mode import _state as _grad_state
 
 _NONLEAF_GRAD_WARNING = (
@@ -300,16 +300,16 @@ class Tensor:
 
     @property
     def _version(self):
-        return self._vc[0] if self._vc is not None else 0
+        return int(self._vc[0]) if self._vc is not None else 0
 
     @property
     def _version_counter(self):
-        """The version counter: a one-element list shared by views and ``detach()``, bumped by
-        every in-place write. Made on first use, so a tensor nobody saves, views or writes in
-        place costs one object less (and the cyclic GC scans one object less)."""
+        """The version counter: one int64 in a NumPy array, shared by views and ``detach()``,
+        bumped by every in-place write. Made on first use, so a tensor nobody saves, views or
+        writes in place costs one object less (and an array is one the cyclic GC never scans)."""
         counter = self._vc
         if counter is None:
-            counter = self._vc = [0]
+            counter = self._vc = new_version_counter()
         return counter
 
     @_version_counter.setter

@@ -124,10 +124,8 @@ def make_dot(var, params=None, show_saved=False):
 
 
 def _draw_saved(dot, fn, node_id):
-    saved = getattr(fn, "_saved", None) or {}
-    for name, value in saved.items():
-        if value is None:
-            continue
+    saved_items = getattr(fn, "saved_items", None)  # op nodes keep saved values by name
+    for name, value in saved_items() if saved_items is not None else ():
         if value._freed:
             label = f"{name}\n (freed)"
         else:

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
-from ..ops.core import observers as _observers
+from ..ops.core import OpNode, observers as _observers
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class
 
@@ -96,12 +96,14 @@ def compute_dependencies(root):
     dependencies = {}
     seen = {root}
     stack = [root]
+    get = dependencies.get
     while stack:
-        fn = stack.pop()
-        for next_fn, _ in fn.next_functions:
+        edges = stack.pop()._edges
+        for i in range(0, len(edges), 2):
+            next_fn = edges[i]
             if next_fn is None:
                 continue
-            dependencies[next_fn] = dependencies.get(next_fn, 0) + 1
+            dependencies[next_fn] = get(next_fn, 0) + 1
             if next_fn not in seen:
                 seen.add(next_fn)
                 stack.append(next_fn)
@@ -204,16 +206,16 @@ _Tensor = None  # set once gradwalk.tensor has been imported (the modules import
 
 def validate_outputs(fn, outputs):
     """Check the count, then sum broadcast gradients to each input's shape and cast dtypes."""
-    edges = fn.next_functions
-    if len(outputs) != len(edges):
+    edges = fn._edges
+    if 2 * len(outputs) != len(edges):
         raise RuntimeError(
             f"function {fn.name()} returned an incorrect number of gradients (expected "
-            f"{len(edges)}, got {len(outputs)})")
+            f"{len(edges) // 2}, got {len(outputs)})")
     Tensor = _Tensor or _tensor_class()
     for i, grad in enumerate(outputs):
         if grad is None:
             continue
-        next_fn, input_nr = edges[i]
+        next_fn, input_nr = edges[2 * i], edges[2 * i + 1]
         if next_fn is None:
             outputs[i] = None  # a gradient for an input that doesn't require grad is dropped
             continue
@@ -221,18 +223,25 @@ def validate_outputs(fn, outputs):
             raise RuntimeError(f"expected Variable or None (got {type(grad).__name__})")
         shape, dtype = next_fn._input_metadata[input_nr]
         data = grad._data
-        if data.dtype is dtype and data.shape == shape:
-            continue  # the usual case: already the input's shape and (NumPy) dtype
-        if data.shape != shape:
-            if not _is_expandable_to(shape, data.shape):
-                raise RuntimeError(
-                    f"Function {fn.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(data.shape)} but expected shape compatible with {list(shape)}")
-            grad = outputs[i] = grad.sum_to_size(shape)
-        np_dtype = dtype if isinstance(dtype, np.dtype) else dtype.np  # NumPy's or ours
-        if grad._data.dtype is not np_dtype and grad._data.dtype != np_dtype:
-            outputs[i] = grad.to(_BY_NUMPY[np_dtype])
+        if data.dtype is not dtype or data.shape != shape:
+            outputs[i] = _validate_one(fn, i, grad, shape, dtype)
     return outputs
+
+
+def _validate_one(fn, i, grad, shape, dtype):
+    """One gradient that is not already its input's shape and (NumPy) dtype: sum a broadcast
+    gradient down to the shape, cast the dtype."""
+    data = grad._data
+    if data.shape != shape:
+        if not _is_expandable_to(shape, data.shape):
+            raise RuntimeError(
+                f"Function {fn.name()} returned an invalid gradient at index {i} - got "
+                f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+        grad = grad.sum_to_size(shape)
+    np_dtype = dtype if isinstance(dtype, np.dtype) else dtype.np  # NumPy's or ours
+    if grad._data.dtype is not np_dtype and grad._data.dtype != np_dtype:
+        grad = grad.to(_BY_NUMPY[np_dtype])
+    return grad
 
 
 def _is_expandable_to(shape, desired):
@@ -378,10 +387,13 @@ class GraphTask:
                         and type(fn) is not AccumulateGrad and not _anomaly.enabled):
                     # the common node (no hooks, nobody watching, nothing to capture):
                     # evaluate_function and call_function reduced to what they would do
-                    outputs = validate_outputs(fn, list(fn.apply(buffer)))
+                    if isinstance(fn, OpNode):  # our own formulas give tensors or None
+                        outputs = fn.op.backward(fn, *buffer)
+                    else:
+                        outputs = validate_outputs(fn, list(fn.apply(buffer)))
                     if not self.keep_graph:
                         fn.release_variables()
-                    self._send(fn, outputs)
+                    self._send_plain(fn, outputs)
                     return
                 self.evaluate_function(fn, buffer)
             else:  # the profiler: "autograd::engine::evaluate_function: <name>" around the node
@@ -454,25 +466,60 @@ class GraphTask:
         for slot, index in self.captures.get(fn, ()):
             self.captured[index] = inputs[slot] if slot < len(inputs) else None
 
+    def _send_plain(self, fn, outputs):
+        """``_send`` for a plain task (no observer, no ``inputs=``), with ``validate_outputs``'s
+        checks done on the way: most gradients already have their input's shape and dtype."""
+        edges = fn._edges
+        if 2 * len(outputs) != len(edges):
+            outputs = validate_outputs(fn, list(outputs))  # raises the count error
+        dependencies = self.dependencies
+        not_ready = self.not_ready
+        queue = self.queue
+        for i in range(len(outputs)):
+            next_fn = edges[2 * i]
+            if next_fn is None:
+                continue
+            input_nr = edges[2 * i + 1]
+            grad = outputs[i]
+            if grad is not None:
+                shape, dtype = next_fn._input_metadata[input_nr]
+                data = grad._data
+                if data.dtype is not dtype or data.shape != shape:
+                    grad = _validate_one(fn, i, grad, shape, dtype)
+            remaining = dependencies[next_fn] - 1
+            if remaining == 0:
+                del dependencies[next_fn]
+                buffer = not_ready.pop(next_fn, None)
+                if buffer is None:  # this was the next node's only gradient: queue it at once
+                    buffer = [None] * len(next_fn._input_metadata)
+                    buffer[input_nr] = grad
+                else:
+                    _add_to_buffer(buffer, input_nr, grad)
+                queue.push((next_fn._sequence_nr_value, next_fn, buffer))
+                continue
+            dependencies[next_fn] = remaining
+            buffer = not_ready.get(next_fn)
+            if buffer is None:
+                buffer = not_ready[next_fn] = [None] * len(next_fn._input_metadata)
+                buffer[input_nr] = grad  # the first gradient is moved in as it is
+            else:
+                _add_to_buffer(buffer, input_nr, grad)
+
     def _send(self, fn, outputs):
         dependencies = self.dependencies
         not_ready = self.not_ready
         exec_info = self.exec_info
         observer = self.observer
-        for i, (next_fn, input_nr) in enumerate(fn.next_functions):
+        edges = fn._edges
+        for i in range(len(edges) // 2):
+            next_fn = edges[2 * i]
             if next_fn is None:
                 continue
+            input_nr = edges[2 * i + 1]
             grad = outputs[i] if i < len(outputs) else None
             remaining = dependencies[next_fn] - 1
             if remaining == 0:
                 del dependencies[next_fn]
-                if exec_info is None and next_fn not in not_ready and observer is None:
-                    # the usual edge: this was the next node's only gradient, so its buffer is
-                    # made finished and queued at once
-                    buffer = [None] * len(next_fn._input_metadata)
-                    buffer[input_nr] = grad
-                    self.queue.push((next_fn._sequence_nr_value, next_fn, buffer))
-                    continue
             else:
                 dependencies[next_fn] = remaining
             buffer = not_ready.get(next_fn)

@@ -25,6 +25,7 @@ import weakref
 import numpy as np
 
 from ..grad_mode import _state as _grad_state
+from .node import SavedTensor
 
 UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -273,11 +274,13 @@ def _share_with_saved_output(out):
     saved value the output's tangents too, so backward formulas carry them (forward-over-reverse)."""
     node = out.grad_fn
     saved = getattr(node, "_saved", None) if node is not None else None
-    if not saved:
+    if not isinstance(saved, dict):  # only op nodes keep saved values by name
         return
-    for value in saved.values():
-        if (value is not None and value._unpack_hook is None and value._tensor is None
-                and value._data is out._data):
+    for name, value in saved.items():
+        if value.__class__ is tuple and value[0] is out._data:  # a saved output, in its cheap form
+            value = node.saved_tensor(name)
+        if (isinstance(value, SavedTensor) and value._unpack_hook is None
+                and value._tensor is None and value._data is out._data):
             value._fw_grads = out._fw_grads
 
 

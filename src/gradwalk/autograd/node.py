@@ -77,6 +77,17 @@ class _SavedTensorHooksState(threading.local):
 saved_tensors_hooks_state = _SavedTensorHooksState()
 
 
+def new_version_counter():
+    """A version counter: one int64 in a NumPy array, shared by views and ``detach()``. A NumPy
+    array, not a list, because the cyclic GC does not track arrays: a big graph of saved outputs
+    then holds nothing more for the collector to rescan."""
+    return _zeros(1, _int64)
+
+
+_zeros = np.zeros
+_int64 = np.int64
+
+
 class SavedTensor:
     """One value saved for backward (``torch._C._autograd.SavedTensor``).
 
@@ -101,9 +112,9 @@ class SavedTensor:
         self._unpack_hook = None
         counter = tensor._vc  # Tensor._version_counter, without the property call
         if counter is None:
-            counter = tensor._vc = [0]
+            counter = tensor._vc = _zeros(1, _int64)
         self._version_counter = counter
-        self._saved_version = counter[0]
+        self._saved_version = int(counter[0])
         if is_output:
             self._tensor = None
             self._data = tensor._data
@@ -146,6 +157,67 @@ class SavedTensor:
         if self._fw_grads:
             out.__dict__["_fw_grads"] = self._fw_grads
         return out
+
+
+def _freed_marker():
+    freed = SavedTensor.__new__(SavedTensor)
+    freed._freed = True
+    freed._unpack_hook = freed._tensor = freed._data = freed._packed = freed._node = None
+    freed._fw_grads = None
+    return freed
+
+
+# What a node's saved value becomes once backward has run (unless retain_graph): unpacking it
+# raises "Trying to backward through the graph a second time".
+FREED = _freed_marker()
+
+
+def unpack_saved(value, node):
+    """Unpack one of an op node's saved values (never None here).
+
+    An op node keeps its saved values in their cheapest form: an input saved at version 0 as the
+    tensor itself, an output as ``(array, version_counter, version, output_nr)`` (never the
+    output tensor: that would make a cycle output -> node -> output), anything else (saved
+    tensor hooks, a non-zero version) as a ``SavedTensor``. All three check the version counter.
+    """
+    cls = value.__class__
+    if cls is tuple:  # a saved output
+        data, counter, version, output_nr = value
+        if counter[0] != version:
+            Tensor = _tensor_class()
+            _raise_modified(Tensor._make(data), node, output_nr, version, int(counter[0]))
+        out = _tensor_class()._make(data, node, output_nr, True)
+        out._vc = counter
+        return out
+    if cls is SavedTensor:
+        return value.unpack(node)
+    counter = value._vc  # an input tensor, saved at version 0
+    if counter is not None and counter[0]:
+        _raise_modified(value, value.grad_fn, value._output_nr, 0, int(counter[0]))
+    return value
+
+
+def as_saved_tensor(value):
+    """The ``SavedTensor`` object for a saved value kept in its cheap form (see ``unpack_saved``),
+    for PyTorch's ``node._raw_saved_<name>`` API and the stepper."""
+    if value is None or value.__class__ is SavedTensor:
+        return value
+    saved = SavedTensor.__new__(SavedTensor)
+    saved._freed = False
+    saved._unpack_hook = saved._packed = None
+    if value.__class__ is tuple:
+        saved._tensor = None
+        saved._data, saved._version_counter, saved._saved_version, saved._output_nr = value
+        saved._node = None
+        saved._fw_grads = None
+    else:
+        saved._tensor = value
+        counter = value._vc
+        if counter is None:
+            counter = value._vc = _zeros(1, _int64)
+        saved._version_counter = counter
+        saved._saved_version = 0
+    return saved
 
 
 _TENSOR = []
@@ -198,7 +270,9 @@ class Node:
 
     # Every node sets these three; the rarely used fields (hooks, metadata, anomaly traceback)
     # default to the class attributes below and live in the instance __dict__ only once set.
-    __slots__ = ("next_functions", "_sequence_nr_value", "_input_metadata", "__dict__", "__weakref__")
+    # ``_edges`` is next_functions flattened, ``(node0, input_nr0, node1, input_nr1, ...)``: one
+    # tuple per node instead of one per edge, fewer objects for the cyclic GC to rescan.
+    __slots__ = ("_edges", "_sequence_nr_value", "_input_metadata", "__dict__", "__weakref__")
     _pre_hooks = None
     _post_hooks = None
     _tensor_pre_hooks = None
@@ -212,6 +286,16 @@ class Node:
         self._input_metadata = []
         if _anomaly.enabled:  # (op nodes skip __init__: ops/core.py records theirs)
             _anomaly.record(self, skip=2)
+
+    @property
+    def next_functions(self):
+        """One ``(node, input_nr)`` edge per forward input; ``(None, 0)`` where it needs no grad."""
+        edges = self._edges
+        return tuple([(edges[i], edges[i + 1]) for i in range(0, len(edges), 2)])
+
+    @next_functions.setter
+    def next_functions(self, pairs):
+        self._edges = tuple([x for pair in pairs for x in pair])
 
     # --- PyTorch's Python API on nodes ---
     def name(self):
@@ -265,7 +349,7 @@ class Node:
         pass
 
     def num_outputs(self):
-        return len(self.next_functions)
+        return len(self._edges) // 2
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"  # class name, as PyTorch
@@ -279,7 +363,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__((), UINT64_MAX)
         self.variable = variable
-        self._input_metadata = [(variable.shape, variable.dtype)]
+        self._input_metadata = [(variable._data.shape, variable._data.dtype)]  # NumPy's, as ops record
 
     def name(self):
         return "torch::autograd::AccumulateGrad"

@@ -35,6 +35,7 @@ import sys
 import numpy as np
 
 from .._dtype import from_numpy_dtype
+from ..ops.core import OpNode
 from .engine import GraphTask, cyclic_gc_paused
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX
 from .topo_engine import TopoGraphTask
@@ -100,10 +101,7 @@ def _kind(fn):
 
 def _saved_entries(fn):
     """(name, SavedTensor) pairs of a node's saved values (only op nodes save any)."""
-    saved = getattr(fn, "_saved", None)  # OpNode keeps them in a dict, other nodes have none
-    if not saved:
-        return []
-    return [(name, value) for name, value in saved.items() if value is not None]
+    return fn.saved_items() if isinstance(fn, OpNode) else []  # only op nodes keep them by name
 
 
 def _saved_json(saved):

@@ -16,7 +16,9 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import bool_, from_numpy_dtype, get_default_dtype
-from ..autograd.node import Node, SavedTensor, _next_sequence_nr, _sequence
+from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _sequence, as_saved_tensor,
+                             new_version_counter as _new_version_counter, saved_tensors_hooks_state,
+                             unpack_saved)
 from ..grad_mode import _state as _grad_state
 
 _NO_ATTRS = {}
@@ -53,31 +55,64 @@ class OpNode(Node):
         return self.op.backward(self, *grads)
 
     def save(self, /, **values):
-        """Save tensors for backward: ``ctx.save(self=x, other=None)``."""
-        for name, value in values.items():  # the keyword dict itself becomes the store
-            if value is not None:
-                values[name] = SavedTensor(value)
+        """Save tensors for backward: ``ctx.save(self=x, other=None)``.
+
+        The keyword dict itself becomes the store; an input is kept as the tensor itself while
+        its version is 0 (``unpack_saved`` checks it is still 0), else as a ``SavedTensor``."""
+        if saved_tensors_hooks_state.stack:
+            for name, value in values.items():
+                if value is not None:
+                    values[name] = SavedTensor(value)
+        else:
+            for name, value in values.items():
+                if value is not None:
+                    counter = value._vc
+                    if counter is not None and counter[0]:
+                        values[name] = SavedTensor(value)
         if self._saved is None:
             self._saved = values
         else:
             self._saved.update(values)
 
     def save_result(self, name, output):
+        """Save the op's own output: its array and version counter, never the tensor (a cycle)."""
         saved = self._saved
         if saved is None:
             saved = self._saved = {}
-        saved[name] = SavedTensor(output, None, True)  # (positional: keywords make the call slower)
+        if saved_tensors_hooks_state.stack:
+            saved[name] = SavedTensor(output, None, True)  # (positional: keywords make the call slower)
+            return
+        counter = output._vc
+        if counter is None:
+            counter = output._vc = _new_version_counter()
+        saved[name] = (output._data, counter, int(counter[0]), output._output_nr)
 
     def release_variables(self):
         saved = self._saved
         if saved:
-            for value in saved.values():
+            for name, value in saved.items():
                 if value is not None:
-                    value.release()
+                    if value.__class__ is SavedTensor:
+                        value.release()
+                    else:
+                        saved[name] = FREED
 
     def _unpacked(self, name):
         value = self._saved[name]
-        return None if value is None else value.unpack(self)
+        return None if value is None else unpack_saved(value, self)
+
+    def saved_tensor(self, name):
+        """The saved value ``name`` as a ``SavedTensor`` object (``_raw_saved_<name>``)."""
+        saved = self._saved
+        value = saved[name]
+        if value is not None and value.__class__ is not SavedTensor:
+            value = saved[name] = as_saved_tensor(value)
+        return value
+
+    def saved_items(self):
+        """``(name, SavedTensor)`` for every value saved (for drawing and stepping)."""
+        saved = self._saved
+        return [(name, self.saved_tensor(name)) for name, v in saved.items() if v is not None] if saved else []
 
     def __getattr__(self, name):
         # ctx.self / ctx.result in formulas, and PyTorch's node._saved_self / node._raw_saved_self
@@ -89,9 +124,11 @@ class OpNode(Node):
         saved = object.__getattribute__(self, "_saved")
         if saved is not None and name in saved:
             value = saved[name]
-            if value is None or raw:
-                return value
-            return value.unpack(self)
+            if value is None:
+                return None
+            if raw:
+                return self.saved_tensor(name)
+            return unpack_saved(value, self)
         attrs = object.__getattribute__(self, "_attrs")
         if attrs is not None and name in attrs:
             return attrs[name]
@@ -110,7 +147,7 @@ class OpNode(Node):
 def _saved_property(name):
     def unpacked(self):  # _unpacked, spelled out: formulas read these once per backward
         value = self._saved[name]
-        return None if value is None else value.unpack(self)
+        return None if value is None else unpack_saved(value, self)
 
     return property(unpacked, doc=f"the saved ``{name}`` (unpacked)")
 
@@ -156,6 +193,10 @@ class Op:
 _METADATA = {}  # dtype -> {shape: ((shape, dtype),)}: immutable, so nodes share them
 
 
+# NumPy scalar type -> metadata of a 0-dim result of that dtype
+_SCALAR_METADATA = {t: (((), np.dtype(t)),) for t in (np.float16, np.float32, np.float64)}
+
+
 def _metadata(data):
     """A single-output node's ``_input_metadata``: the shape and (NumPy) dtype of the gradient it
     will receive. Shared between nodes, so a big graph holds no copy per node for the cyclic GC
@@ -179,6 +220,14 @@ def _edge(t):
     if t._requires_grad:
         return (t._grad_accumulator(), 0)
     return _NO_EDGE
+
+
+def _flat_edges(inputs):
+    """A node's ``_edges``: next_functions flattened, one (node, input_nr) pair per input."""
+    edges = []
+    for t in inputs:
+        edges += _edge(t)
+    return tuple(edges)
 
 
 def _as_arrays(inputs):
@@ -285,19 +334,45 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     seq = _sequence.value
     _sequence.value = seq + 1
     node._sequence_nr_value = seq
-    # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none
-    if len(inputs) == 2:  # most ops; spelled out to make no temporary lists
+    # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none; spelled out for
+    # one and two inputs (most ops) to make no temporary tuples
+    if len(inputs) == 2:
         a, b = inputs
-        node.next_functions = (_edge(a), _edge(b))
+        fa = a.grad_fn
+        if fa is not None:
+            na = a._output_nr
+        else:
+            na = 0
+            if a._requires_grad:
+                fa = a._grad_accumulator()
+        fb = b.grad_fn
+        if fb is not None:
+            nb = b._output_nr
+        else:
+            nb = 0
+            if b._requires_grad:
+                fb = b._grad_accumulator()
+        node._edges = (fa, na, fb, nb)
         node.needs_input_grad = _NEEDS[a._requires_grad, b._requires_grad]
     elif len(inputs) == 1:
-        node.next_functions = (_edge(inputs[0]),)
+        a = inputs[0]
+        fa = a.grad_fn
+        if fa is not None:
+            node._edges = (fa, a._output_nr)
+        else:
+            node._edges = (a._grad_accumulator(), 0)  # one input, so it requires grad
         node.needs_input_grad = _NEED_ONE
     else:
-        node.next_functions = tuple([_edge(t) for t in inputs])
+        node._edges = _flat_edges(inputs)
         node.needs_input_grad = tuple([t._requires_grad for t in inputs])
     node._saved = None
-    node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
+    saves_attrs = op.saves_attrs
+    if not saves_attrs:
+        node._attrs = None
+    elif len(saves_attrs) == len(attrs):  # attribute dicts are never changed: share this one
+        node._attrs = attrs
+    else:
+        node._attrs = {k: attrs[k] for k in saves_attrs}
     if inplace is not None:
         result = _write_inplace(inplace, data, node)
     else:
@@ -308,7 +383,8 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
         result._grad = None
         result._output_nr = 0
         result._vc = None
-    node._input_metadata = _metadata(data)
+    meta = _SCALAR_METADATA.get(type(data))  # a 0-dim result: a NumPy scalar
+    node._input_metadata = meta if meta is not None else _metadata(data)
     if op.has_save:
         if attrs:
             op.save(node, *inputs, out=result, **attrs)
@@ -327,7 +403,7 @@ def _apply_multi(op, inputs, attrs, data, requires_grad):
         return tuple(Tensor._make(_asarray(d)) for d in data)
     node = op.Node.__new__(op.Node)
     node._sequence_nr_value = _next_sequence_nr()
-    node.next_functions = tuple([_edge(t) for t in inputs])
+    node._edges = _flat_edges(inputs)
     node._saved = None
     node._attrs = {k: attrs[k] for k in op.saves_attrs} if op.saves_attrs else None
     node.needs_input_grad = tuple([t._requires_grad for t in inputs])
@@ -399,7 +475,11 @@ def _finish_inplace(t, node):
     saved = node._saved
     if saved:
         for value in saved.values():
-            if value is not None and value._tensor is not None and "_original_self" in value._tensor.__dict__:
+            if value.__class__ is SavedTensor:
+                value = value._tensor
+            elif value.__class__ is tuple:  # a saved output
+                continue
+            if value is not None and "_original_self" in value.__dict__:
                 _next_sequence_nr()
                 break
     if t._base is not None:
