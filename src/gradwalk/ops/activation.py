@@ -63,9 +63,9 @@ class LogSoftmax(Op):
         d = ctx._attrs["dim"]
         if formulas_on_arrays() and g._data.dtype is y._data.dtype:
             gd = g._data
-            scaled = np.exp(y._data)
+            scaled = np.exp(y._data)  # a fresh array: the rest happens in it
             scaled *= gd.sum(axis=d, keepdims=True)
-            return _tensor.Tensor._make(np.asarray(gd - scaled)),
+            return _tensor.Tensor._make(np.subtract(gd, scaled, out=scaled)),
         return g - y.exp() * g.sum(d, keepdim=True),
 
     def jvp(x, out, dx, dim):
@@ -96,21 +96,23 @@ class MseLoss(Op):
 
 
 class NllLoss(Op):
-    """Negative log likelihood over class log-probabilities (N, C) or (C,)."""
+    """Negative log likelihood over class log-probabilities (N, C) or (C,).
+
+    ``total_weight``: the summed weight of the targets that count, when the caller knows it
+    (``nll_loss`` does when no weight is given and no target can be ``ignore_index``: one per
+    target), so that neither pass looks for ignored targets again."""
 
     name = "NllLossBackward0"
-    saves_attrs = ("reduction", "ignore_index")
 
-    def forward(x, target, weight, reduction, ignore_index):
+    def forward(x, target, weight, reduction, ignore_index, total_weight=None):
         x2 = x.reshape(1, -1) if x.ndim == 1 else x
         t = target.reshape(-1)
         n = x2.shape[0]
-        if weight is None and n and not (t == ignore_index).any():  # the common case: just pick
-            picked = x2[_rows(n), t]
-            np.negative(picked, out=picked)
+        if weight is None and n and (total_weight == n or not (t == ignore_index).any()):
+            picked = x2[_rows(n), t]  # the common case: just pick
             if reduction == 0:
-                return picked.reshape(target.shape)
-            total = picked.sum()
+                return np.negative(picked, out=picked).reshape(target.shape)
+            total = -picked.sum()  # (negating the sum or each term: the same bits)
             return np.asarray(total if reduction == 2 else total / x.dtype.type(n), dtype=x.dtype)
         w = np.ones(x2.shape[1], dtype=x.dtype) if weight is None else weight
         valid = t != ignore_index
@@ -123,27 +125,56 @@ class NllLoss(Op):
         total_w = (w[safe_t] * valid).sum()
         return np.asarray(picked.sum() / total_w, dtype=x.dtype)
 
-    def save(ctx, x, out, target, weight, reduction, ignore_index):
+    def save(ctx, x, out, target, weight, reduction, ignore_index, total_weight=None):
         ctx.save(self=x)
-        ctx._attrs["target"] = target
-        ctx._attrs["weight"] = weight
+        dtype = x._data.dtype
+        if total_weight is None:
+            total_weight = _total_weight(target, weight, ignore_index, dtype)
+        # as PyTorch's _saved_*; total_weight is left 0 for reduction="none", as ATen leaves it
+        ctx._attrs = {"reduction": reduction, "ignore_index": ignore_index, "target": target, "weight": weight,
+                      "total_weight": _tensor.Tensor._make(dtype.type(total_weight if reduction else 0))}
 
     def backward(ctx, g):
+        """ATen's ``nll_loss_backward``: each counted row gets ``-(grad / total_weight)`` ("mean")
+        or ``-grad``, times ``weight[target]``, at its target class; everything else is zero."""
         Tensor = _tensor.Tensor
         a = ctx._attrs
-        x = ctx.self
-        coeff = _nll_coeff(x._data, a["target"], a["weight"], a["reduction"], a["ignore_index"])
-        if a["reduction"] == 0:
-            g = g.reshape(-1, 1) if x.ndim > 1 else g.reshape(1)
-        if formulas_on_arrays() and g._data.dtype == coeff.dtype:
-            coeff *= g._data
-            return Tensor._make(coeff),
-        return Tensor._make(coeff) * g,
+        xd = ctx.self._data
+        reduction, weight, target, total = a["reduction"], a["weight"], a["target"], a["total_weight"]
+        n = target.size
+        # every target counts (with weight 1) when the total weight is their number, a number the
+        # dtype holds exactly
+        counted = (reduction != 0 and weight is None and total._data == n
+                   and n <= _EXACT_COUNTS.get(xd.dtype, 0))
+        rows, cols, w = _nll_picks(target, weight, a["ignore_index"], counted)
+        shape = (1, xd.shape[0]) if xd.ndim == 1 else xd.shape
+        if formulas_on_arrays() and g._data.dtype == xd.dtype:
+            scale = g._data
+            if reduction == 0:
+                scale = scale.reshape(-1)[rows]
+            elif reduction == 1 and rows.size:
+                scale = scale / total._data
+            scale = -scale
+            grad = np.zeros(shape, dtype=xd.dtype)
+            grad[rows, cols] = scale if w is None else w * scale
+            return Tensor._make(grad.reshape(xd.shape)),
+        # the same arithmetic through recorded ops (create_graph, or someone watching)
+        mask = np.zeros(shape, dtype=xd.dtype)
+        mask[rows, cols] = 1 if w is None else w
+        if reduction == 0:
+            scale = -(g.reshape(-1, 1) if xd.ndim > 1 else g.reshape(1))
+        else:
+            scale = -(g / total) if reduction == 1 and rows.size else -g
+        return Tensor._make(mask.reshape(xd.shape)) * scale,
 
-    def jvp(x, out, dx, target, weight, reduction, ignore_index):
+    def jvp(x, out, dx, target, weight, reduction, ignore_index, total_weight=None):
         # the loss is linear in x: its tangent is the same loss of the tangent
         return apply_op(NllLoss, (dx,), {"target": target, "weight": weight, "reduction": reduction,
-                                         "ignore_index": ignore_index})
+                                         "ignore_index": ignore_index, "total_weight": total_weight})
+
+
+# the largest count of targets each float dtype holds exactly (2 ** (mantissa bits + 1))
+_EXACT_COUNTS = {np.dtype(np.float16): 2 ** 11, np.dtype(np.float32): 2 ** 24, np.dtype(np.float64): 2 ** 53}
 
 
 @functools.lru_cache(maxsize=32)
@@ -154,24 +185,23 @@ def _rows(n):
     return rows
 
 
-def _nll_coeff(x, target, weight, reduction, ignore_index):
-    """d nll_loss / d x before the incoming gradient: -weight[target] (over the total weight for
-    "mean") at each row's target class, zero elsewhere."""
-    shape = (1, x.shape[0]) if x.ndim == 1 else x.shape
+def _total_weight(target, weight, ignore_index, dtype):
+    """The summed weight of the targets that are not ``ignore_index``."""
+    valid = target.reshape(-1) != ignore_index
+    if weight is None:
+        return int(valid.sum())
+    return (weight[np.where(valid, target.reshape(-1), 0)] * valid).sum(dtype=dtype)
+
+
+def _nll_picks(target, weight, ignore_index, counted):
+    """The (row, class) entries ``nll_loss`` reads, and their weights (None: all 1):
+    one per target that is not ``ignore_index``. ``counted``: every target counts, weight 1."""
     t = target.reshape(-1)
-    n = shape[0]
-    coeff = np.zeros(shape, dtype=x.dtype)
-    if weight is None and n and not (t == ignore_index).any():
-        one = x.dtype.type(1)
-        coeff[_rows(n), t] = -one / x.dtype.type(n) if reduction == 1 else -one
-        return coeff.reshape(x.shape)
-    w = np.ones(shape[1], dtype=x.dtype) if weight is None else weight
-    valid = t != ignore_index
-    safe_t = np.where(valid, t, 0)
-    coeff[np.arange(n), safe_t] = -w[safe_t] * valid
-    if reduction == 1:
-        coeff /= (w[safe_t] * valid).sum()
-    return coeff.reshape(x.shape)
+    if counted:
+        return _rows(t.size), t, None
+    rows = np.flatnonzero(t != ignore_index)
+    cols = t[rows]
+    return rows, cols, None if weight is None else weight[cols]
 
 
 class BinaryCrossEntropy(Op):
@@ -322,40 +352,50 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
-    if target.dtype.np.kind not in "iu":
+    if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.short_name}")
-    if input.ndim == 2 and target.ndim == 1 and input.shape[0] != target.shape[0]:
+    x_shape, t_shape = input._data.shape, target._data.shape
+    if len(x_shape) == 2 and len(t_shape) == 1 and x_shape[0] != t_shape[0]:
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
     t = target._array()
-    shape = input._data.shape
-    c = shape[-1] if len(shape) <= 2 else shape[1]
-    as_unsigned = t.astype(np.int64, copy=False).view(np.uint64)  # negative targets become huge
-    if (as_unsigned >= c).any():
-        bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
-        if bad.size:
-            raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
+    c = x_shape[-1] if len(x_shape) <= 2 else x_shape[1]
+    in_range = True
+    if t.size:
+        as_unsigned = t.astype(np.int64, copy=False).view(np.uint64)  # negative targets become huge
+        if as_unsigned.max() >= c:
+            in_range = False
+            bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
+            if bad.size:
+                raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
     if input.ndim > 2:  # (N, C, d1, ...) -> (N*d1*..., C)
         moved = input.movedim(1, -1)
         flat = moved.reshape(-1, c)
         out = nll_loss(flat, target.reshape(-1), weight, ignore_index=ignore_index, reduction=reduction)
         return out.reshape(target.shape) if reduction == "none" else out
+    # every target is a class in [0, C), so none is ignore_index when that lies outside: each counts once
+    counted = weight is None and in_range and not 0 <= ignore_index < c
     return apply_op(NllLoss, (input,), {"target": t, "weight": None if weight is None else weight._data,
                                         "reduction": _reduction_enum(reduction),
-                                        "ignore_index": ignore_index})
+                                        "ignore_index": ignore_index,
+                                        "total_weight": t.size if counted else None})
+
+
+_CLASS_DIM = ({"dim": 0}, {"dim": 1})  # log_softmax's attributes, shared: nobody writes into them
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
-    if target.dtype.is_floating_point:  # class probabilities
-        logp = log_softmax(input, 1 if input.ndim > 1 else 0)
-        loss = -(logp * target).sum(1 if input.ndim > 1 else 0)
+    class_dim = 1 if input._data.ndim > 1 else 0
+    if target._data.dtype.kind == "f":  # class probabilities
+        logp = log_softmax(input, class_dim)
+        loss = -(logp * target).sum(class_dim)
         return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
-    logp = log_softmax(input, 1 if input.ndim > 1 else 0)
+    logp = apply_op(LogSoftmax, (input,), _CLASS_DIM[class_dim])  # log_softmax(input, class_dim)
     if label_smoothing:
-        c = input.shape[1 if input.ndim > 1 else 0]
+        c = input.shape[class_dim]
         nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
-        smooth = -logp.sum(1 if input.ndim > 1 else 0)
+        smooth = -logp.sum(class_dim)
         smooth = smooth.mean() if reduction == "mean" else smooth.sum() if reduction == "sum" else smooth
         return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
     return nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
