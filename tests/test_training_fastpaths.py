@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import gradwalk
-from conftest import assert_same
+from conftest import assert_same, graph_structure
 
 rng = np.random.default_rng(0)
 
@@ -64,3 +64,79 @@ def test_nll_loss_first_and_second_derivatives_by_central_differences(reduction,
     seed = gradwalk.tensor(np.array(0.7) if reduction != "none" else rng.standard_normal(5), requires_grad=True)
     assert gradwalk.autograd.gradcheck(f, (x,))
     assert gradwalk.autograd.gradgradcheck(f, (x,), (seed,))
+
+
+def _digits_mlps(batch):
+    """The benchmark's digits MLP in both libraries, with PyTorch's initial weights, and a batch."""
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 128),
+                                 torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    ours = gradwalk.nn.Sequential(gradwalk.nn.Linear(64, 128), gradwalk.nn.ReLU(), gradwalk.nn.Linear(128, 128),
+                                  gradwalk.nn.ReLU(), gradwalk.nn.Linear(128, 10))
+    for p, tp in zip(ours.parameters(), theirs.parameters()):
+        p._data[...] = tp.detach().numpy()
+    x = rng.random((batch, 64), dtype=np.float32)
+    y = rng.integers(0, 10, batch)
+    return ours, theirs, x, y
+
+
+@pytest.mark.parametrize("batch", [32, 7])
+def test_digits_mlp_steps_build_torchs_graph_and_make_its_updates(batch):
+    ours, theirs, x, y = _digits_mlps(batch)
+    names = {f"p{i}": p for i, p in enumerate(ours.parameters())}
+    tnames = {f"p{i}": p for i, p in enumerate(theirs.parameters())}
+    opt = gradwalk.optim.SGD(ours.parameters(), lr=0.1)
+    topt = torch.optim.SGD(theirs.parameters(), lr=0.1)
+    for _ in range(3):
+        loss = gradwalk.nn.functional.cross_entropy(ours(gradwalk.tensor(x)), gradwalk.tensor(y))
+        tloss = torch.nn.functional.cross_entropy(theirs(torch.tensor(x)), torch.tensor(y))
+        assert graph_structure(loss, names) == graph_structure(tloss, tnames)
+        assert_same(loss, tloss, rtol=1e-5)
+        addmm = loss.grad_fn.next_functions[0][0].next_functions[0][0]
+        taddmm = tloss.grad_fn.next_functions[0][0].next_functions[0][0]
+        assert type(addmm).__name__ == type(taddmm).__name__ == "AddmmBackward0"
+        for name in ("alpha", "beta", "mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides"):
+            assert getattr(addmm, "_saved_" + name) == getattr(taddmm, "_saved_" + name), name
+        opt.zero_grad()
+        topt.zero_grad()
+        loss.backward()
+        tloss.backward()
+        for p, tp in zip(ours.parameters(), theirs.parameters()):
+            assert_same(p.grad, tp.grad, rtol=1e-4, atol=1e-6)
+            assert p.grad.is_contiguous() and p.grad._base is None
+        opt.step()
+        topt.step()
+        for p, tp in zip(ours.parameters(), theirs.parameters()):
+            assert_same(p, tp, rtol=1e-4, atol=1e-6)
+            assert p._version == tp._version
+
+
+def test_zero_grad_drops_or_zeros_every_gradient_as_torch():
+    for lib in (gradwalk, torch):
+        layer = lib.nn.Linear(3, 2)
+        opt = lib.optim.SGD(layer.parameters(), lr=0.1)
+        layer(lib.ones(4, 3)).sum().backward()
+        weight_grad = layer.weight.grad
+        opt.zero_grad(set_to_none=False)
+        assert layer.weight.grad is weight_grad and float(weight_grad.abs().sum()) == 0
+        assert layer.weight.grad._version == 1
+        opt.zero_grad()
+        assert layer.weight.grad is None and layer.bias.grad is None
+        opt.zero_grad()  # again, with nothing to drop
+        layer.zero_grad()
+        assert layer.weight.grad is None
+
+
+def test_linear_reads_a_subclass_weight_property_and_a_replaced_weight():
+    class Tied(gradwalk.nn.Linear):
+        @property
+        def weight(self):  # what forward must use, though _parameters holds a "weight" too
+            return gradwalk.ones(self.out_features, self.in_features)
+
+    layer = Tied(3, 2)
+    assert "weight" in layer._parameters
+    assert np.array_equal(layer(gradwalk.ones(1, 3)).detach().numpy(), 3 + layer.bias.detach().numpy()[None])
+    plain = gradwalk.nn.Linear(3, 2)
+    del plain.weight
+    plain.weight = gradwalk.zeros(2, 3)  # a plain tensor attribute now, as weight_norm leaves it
+    assert np.array_equal(plain(gradwalk.ones(1, 3)).detach().numpy(), plain.bias.detach().numpy()[None])

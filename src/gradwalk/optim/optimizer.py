@@ -20,16 +20,17 @@ required = _RequiredParameter()
 
 def zero_grads(params, set_to_none=True):
     """``Optimizer.zero_grad`` and ``Module.zero_grad``: drop each ``.grad``, or zero it in place."""
+    if set_to_none:
+        for p in params:
+            p._grad = None
+        return
     for p in params:
         if p._grad is None:
             continue
-        if set_to_none:
-            p._grad = None
-        else:
-            if p._grad.grad_fn is not None:
-                p._grad = p._grad.detach()
-            p._grad._data[...] = 0
-            p._grad._version_counter[0] += 1
+        if p._grad.grad_fn is not None:
+            p._grad = p._grad.detach()
+        p._grad._data[...] = 0
+        p._grad._version_counter[0] += 1
 
 
 class Optimizer:
@@ -72,7 +73,8 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none=True):
-        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
+        for group in self.param_groups:
+            zero_grads(group["params"], set_to_none)
 
     def step(self, closure=None):
         raise NotImplementedError

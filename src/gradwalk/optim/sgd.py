@@ -26,6 +26,9 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+            if momentum == 0 and weight_decay == 0 and not maximize:
+                _plain_step(group["params"], lr)
+                continue
             for p in group["params"]:
                 grad = p._grad
                 if grad is None:
@@ -45,3 +48,14 @@ class SGD(Optimizer):
                 p._data -= lr * d_p
                 p._version_counter[0] += 1
         return loss
+
+
+def _plain_step(params, lr):
+    """``p -= lr * p.grad`` for every parameter with a gradient: SGD without momentum, weight
+    decay or maximize, in one loop with nothing else to decide per parameter (PyTorch's foreach
+    path; the same arithmetic as the loop above)."""
+    for p in params:
+        grad = p._grad
+        if grad is not None:
+            p._data -= lr * grad._data
+            p._version_counter[0] += 1
