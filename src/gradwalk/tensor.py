@@ -353,6 +353,7 @@ class Tensor:
         fn = self.grad_fn
         if fn._retains_grad_hooks is None:
             fn._retains_grad_hooks = {}
+            fn._hooked = True
         fn._retains_grad_hooks[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook):
@@ -403,8 +404,9 @@ class WrappedNumber(Tensor):
 
 def _bind_engine():
     from .autograd import engine
+    from .ops import core
 
-    engine._Tensor = Tensor
+    engine._Tensor = core._Tensor = Tensor
 
 
 _bind_engine()

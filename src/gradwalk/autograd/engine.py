@@ -28,7 +28,7 @@ from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
 from ..ops.core import OpNode, observers as _observers
 from .anomaly_mode import _anomaly
-from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class
+from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class, accumulate_into_grad
 
 
 class StdPriorityQueue:
@@ -360,11 +360,49 @@ class GraphTask:
         _grad_state.grad_enabled = self.create_graph  # formulas record only with create_graph
         try:
             with cyclic_gc_paused():
-                while self.queue.c:
-                    self._step()
+                if self.plain:
+                    self._run_plain()
+                else:
+                    while self.queue.c:
+                        self._step()
         finally:
             _grad_state.grad_enabled = prev
         return self.captured
+
+    def _run_plain(self):
+        """``run`` for a plain task (no observer, no ``inputs=``): ``_step``'s common paths in one
+        loop. An op node or an AccumulateGrad without hooks runs here; any other node, and every
+        node while a profiler or anomaly mode watches, goes through ``_step``."""
+        heap = self.queue
+        queue = heap.c
+        release = not self.keep_graph
+        send = self._send_plain
+        try:
+            while queue:
+                fn = queue[0][1]  # the heap's top: the task the next pop returns
+                if fn._hooked or hooks.evaluate_function is not None or _anomaly.enabled:
+                    self._step()
+                    continue
+                if isinstance(fn, OpNode):
+                    _, fn, buffer = queue.pop() if len(queue) == 1 else heap.pop()
+                    outputs = fn.op.backward(fn, *buffer)
+                    if release:
+                        fn.release_variables()
+                    send(fn, outputs)
+                elif type(fn) is AccumulateGrad and not fn.variable._backward_hooks and self.accumulate_grad:
+                    _, fn, buffer = queue.pop() if len(queue) == 1 else heap.pop()
+                    grad = buffer[0]
+                    if grad is not None and id(grad) in self.user_grads:
+                        grad = type(grad)._make(grad._data.copy())  # never alias the user's tensor
+                    accumulate_into_grad(fn.variable, grad)
+                else:
+                    self._step()
+                    continue
+                self.steps_done += 1
+        except BaseException:
+            queue.clear()  # on error the remaining tasks are dropped, not run
+            self.not_ready.clear()
+            raise
 
     def step(self):
         """Run exactly one node (the one the ready queue pops); the stepper calls this."""
@@ -379,12 +417,12 @@ class GraphTask:
         return not self.queue.c
 
     def _step(self):
-        _, fn, buffer = self.queue.pop()
+        queue = self.queue.c
+        # a chain keeps one task at a time in the queue: popping it needs no heap work
+        _, fn, buffer = queue.pop() if len(queue) == 1 else self.queue.pop()
         try:
             if hooks.evaluate_function is None:
-                if (self.plain and fn._pre_hooks is None and fn._post_hooks is None
-                        and fn._tensor_pre_hooks is None and fn._retains_grad_hooks is None
-                        and type(fn) is not AccumulateGrad and not _anomaly.enabled):
+                if self.plain and not fn._hooked and type(fn) is not AccumulateGrad and not _anomaly.enabled:
                     # the common node (no hooks, nobody watching, nothing to capture):
                     # evaluate_function and call_function reduced to what they would do
                     if isinstance(fn, OpNode):  # our own formulas give tensors or None
@@ -495,7 +533,10 @@ class GraphTask:
                     buffer[input_nr] = grad
                 else:
                     _add_to_buffer(buffer, input_nr, grad)
-                queue.push((next_fn._sequence_nr_value, next_fn, buffer))
+                if queue.c:
+                    queue.push((next_fn._sequence_nr_value, next_fn, buffer))
+                else:
+                    queue.c.append((next_fn._sequence_nr_value, next_fn, buffer))
                 continue
             dependencies[next_fn] = remaining
             buffer = not_ready.get(next_fn)

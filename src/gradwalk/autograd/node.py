@@ -277,6 +277,7 @@ class Node:
     _post_hooks = None
     _tensor_pre_hooks = None
     _retains_grad_hooks = None
+    _hooked = False  # set once any of the four above is: the engine's one check for "plain node"
     _metadata = None
     _anomaly = None
 
@@ -321,17 +322,20 @@ class Node:
         """``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = {}
+            self._hooked = True
         return _add_hook(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before the node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = {}
+            self._hooked = True
         return _add_hook(self._pre_hooks, fn)
 
     def _register_tensor_pre_hook(self, output_nr, fn):
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
+            self._hooked = True
         hooks = self._tensor_pre_hooks.setdefault(output_nr, {})
         return _add_hook(hooks, fn)
 

@@ -145,6 +145,7 @@ def move_retains_grad(t, old_fn, new_fn):
     if ref is not None:
         if new_fn._retains_grad_hooks is None:
             new_fn._retains_grad_hooks = {}
+            new_fn._hooked = True
         new_fn._retains_grad_hooks[0] = ref
 
 

@@ -48,7 +48,7 @@ def wrap_number(value):
     never promotes the dtype of the tensors it meets."""
     np_dtype = _PYTHON_NUMBER_DTYPES.get(type(value))  # the common case, without ABC checks
     if np_dtype is not None:
-        data = np.asarray(value, dtype=np_dtype)
+        data = np_dtype(value)  # a NumPy scalar, as 0-dim op results are held
     elif isinstance(value, bool):
         data = np.asarray(value, dtype=np.bool_)
     elif isinstance(value, numbers.Integral):

@@ -24,7 +24,7 @@ from ..grad_mode import _state as _grad_state
 _NO_ATTRS = {}
 _NO_EDGE = (None, 0)
 # needs_input_grad tuples, shared (a node records one only when some input requires grad)
-_NEEDS = {(x, y): (x, y) for x in (False, True) for y in (False, True)}
+_NEEDS = tuple(tuple((x, y) for y in (False, True)) for x in (False, True))  # [x][y] -> (x, y)
 _NEED_ONE = (True,)
 
 
@@ -171,6 +171,9 @@ class Op:
     is_view = False  # output shares the input's buffer (view, select, transpose, ...)
     saves_attrs = ()  # non-tensor arguments exposed as ``_saved_<name>`` on the node
     Node = None
+    # elementwise ops: a 0-dim array operand is handed to ``forward`` as a NumPy scalar, whose
+    # arithmetic is several times faster (a 0-dim result is kept as a scalar anyway)
+    scalar_operands = False
 
     has_save = False
 
@@ -234,7 +237,7 @@ def _as_arrays(inputs):
     return [t._data if not t._is_wrapped_number else t._py for t in inputs]
 
 
-_Tensor = None  # gradwalk.tensor.Tensor, bound on first use (the modules import each other)
+_Tensor = None  # gradwalk.tensor.Tensor, bound by gradwalk.tensor once it is defined
 _ndarray = np.ndarray
 _asarray = np.asarray
 # NumPy returns 0-dim results as scalars; we keep them so (see Tensor._array)
@@ -242,25 +245,20 @@ _SCALAR_TYPES = frozenset({np.float32, np.float64, np.float16, np.int64, np.int3
                            np.int8, np.uint8, np.bool_})
 
 
-def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
+def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched=False):
     """Run ``op`` on tensor ``inputs``; record a backward node when grad is needed.
 
     ``out_dtype`` casts the forward result (type promotion is decided by the caller).
     ``inplace`` is the tensor to write the result into (``x.mul_(2)``); the node then becomes
-    that tensor's new ``grad_fn``.
+    that tensor's new ``grad_fn``. This runs once per op, so its common paths are spelled out.
     """
-    global _Tensor
-    if _Tensor is None:
-        from ..tensor import Tensor as _T
-
-        _Tensor = _T
     requires_grad = False
     if _grad_state.grad_enabled:
         for t in inputs:
             if t._requires_grad:
                 requires_grad = True
                 break
-    if observers.any:
+    if observers.any and not _watched:
         run = _apply
         if observers.forward_ad is not None:  # tangents flow whether or not a node is recorded
             run = _apply_with_tangents
@@ -268,16 +266,17 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
             with observers.profiler(op, inputs, requires_grad):
                 return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
         return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
+    Tensor = _Tensor
     if not requires_grad and inplace is None and not op.is_view:
-        # the plain path (no graph, nobody watching): just the NumPy forward, wrapped
+        # the plain path (no graph): just the NumPy forward, wrapped
         data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
         if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
             if type(data) is tuple:
-                return tuple(_Tensor._make(_asarray(d)) for d in data)
+                return tuple(Tensor._make(_asarray(d)) for d in data)
             data = _asarray(data)
         if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
             data = data.astype(out_dtype.np)
-        out = _Tensor.__new__(_Tensor)
+        out = Tensor.__new__(Tensor)
         out._data = data
         out._requires_grad = False
         out.grad_fn = None
@@ -287,17 +286,6 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None):
         if _grad_state.inference:
             out.__dict__["_is_inference"] = True
         return out
-    return _apply(op, inputs, attrs, out_dtype, inplace, requires_grad)
-
-
-def _apply_with_tangents(op, inputs, attrs, out_dtype, inplace, requires_grad):
-    """A dual level is open: forward AD runs the op and gives its outputs their tangents."""
-    return observers.forward_ad(
-        op, inputs, attrs, inplace, lambda: _apply(op, inputs, attrs, out_dtype, inplace, requires_grad))
-
-
-def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
-    Tensor = _Tensor
     if op.is_view:  # a view shares its input's buffer, so that buffer must be a real array
         for t in inputs:
             if type(t._data) is not _ndarray:
@@ -310,12 +298,21 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     # once per recorded op
     if len(inputs) == 2:
         a, b = inputs
-        args = (a._data if not a._is_wrapped_number else a._py, b._data if not b._is_wrapped_number else b._py)
+        x = a._data if not a._is_wrapped_number else a._py
+        y = b._data if not b._is_wrapped_number else b._py
+        if op.scalar_operands:
+            if x.__class__ is _ndarray and not x.ndim:
+                x = x[()]
+            if y.__class__ is _ndarray and not y.ndim:
+                y = y[()]
+        data = op.forward(x, y, **attrs) if attrs else op.forward(x, y)
     elif len(inputs) == 1:
-        args = (inputs[0]._data if not inputs[0]._is_wrapped_number else inputs[0]._py,)
+        x = inputs[0]._data if not inputs[0]._is_wrapped_number else inputs[0]._py
+        if x.__class__ is _ndarray and not x.ndim and op.scalar_operands:
+            x = x[()]
+        data = op.forward(x, **attrs) if attrs else op.forward(x)
     else:
-        args = [t._data if not t._is_wrapped_number else t._py for t in inputs]
-    data = op.forward(*args, **attrs) if attrs else op.forward(*args)
+        data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
     if type(data) is tuple:
         return _apply_multi(op, inputs, attrs, data, requires_grad)
     if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
@@ -353,7 +350,7 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
             if b._requires_grad:
                 fb = b._grad_accumulator()
         node._edges = (fa, na, fb, nb)
-        node.needs_input_grad = _NEEDS[a._requires_grad, b._requires_grad]
+        node.needs_input_grad = _NEEDS[a._requires_grad][b._requires_grad]
     elif len(inputs) == 1:
         a = inputs[0]
         fa = a.grad_fn
@@ -395,6 +392,17 @@ def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     if observers.any:
         _observe(op, node, inputs, result, attrs)
     return result
+
+
+def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
+    """``apply_op`` once an observer has been told (it does not tell it again)."""
+    return apply_op(op, inputs, attrs, out_dtype, inplace, True)
+
+
+def _apply_with_tangents(op, inputs, attrs, out_dtype, inplace, requires_grad):
+    """A dual level is open: forward AD runs the op and gives its outputs their tangents."""
+    return observers.forward_ad(
+        op, inputs, attrs, inplace, lambda: apply_op(op, inputs, attrs, out_dtype, inplace, True))
 
 
 def _apply_multi(op, inputs, attrs, data, requires_grad):

@@ -11,7 +11,10 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 from .._dtype import get_default_dtype
 from .._dtype import _BY_NUMPY
 from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, formulas_on_arrays, wrap_number
-from .core import _NO_ATTRS, Op, apply_op, result_dtype
+from ..grad_mode import _state as _grad_state
+from .core import _NO_ATTRS, Op, apply_op, observers as _observers, result_dtype
+
+_ndarray = np.ndarray
 
 
 def _errstate():
@@ -436,6 +439,8 @@ class Relu(Op):
     name = "ReluBackward0"
 
     def forward(x):
+        if x.__class__ is not np.ndarray and x > 0:  # a scalar: no ufunc call
+            return x
         return np.maximum(x, 0).astype(x.dtype, copy=False)
 
     def save(ctx, x, out):
@@ -772,27 +777,51 @@ def _formula_binary(op, a, b):
     """``op(a, b)`` inside a backward formula: when nothing can tell the difference
     (``formulas_on_arrays``: no create_graph, no profiler) and the dtypes need no promotion, just
     the op's NumPy forward on the arrays; otherwise the op itself, recorded and observed."""
-    if formulas_on_arrays() and not a._is_wrapped_number:
+    if not _grad_state.grad_enabled and not _observers.any and not a._is_wrapped_number:  # formulas_on_arrays()
         ad = a._data
+        if ad.__class__ is _ndarray and not ad.ndim:
+            ad = ad[()]  # NumPy scalars compute several times faster than 0-dim arrays
         if b._is_wrapped_number:
             if ad.dtype.kind == "f":
                 data = op.forward(ad, b._py)
                 if data.dtype != ad.dtype:
                     data = data.astype(ad.dtype)
-                return _tensor.Tensor._make(data)
-        elif b._data.dtype is ad.dtype:
-            data = op.forward(ad, b._data)
-            if data.dtype is ad.dtype or data.dtype == ad.dtype:
-                return _tensor.Tensor._make(data)
+                return _plain_tensor(data)
+        else:
+            bd = b._data
+            if bd.dtype is ad.dtype:
+                if bd.__class__ is _ndarray and not bd.ndim:
+                    bd = bd[()]
+                data = op.forward(ad, bd)
+                if data.dtype is ad.dtype or data.dtype == ad.dtype:
+                    return _plain_tensor(data)
     return _binary(op, a, b)
 
 
 def _formula_unary(op, x):
     """``op(x)`` inside a backward formula for a float ``x``: the NumPy forward on the array when
     nothing can tell the difference (see ``_formula_binary``), else the op itself."""
-    if formulas_on_arrays() and x._data.dtype.kind == "f":
-        return _tensor.Tensor._make(op.forward(x._data))
+    if not _grad_state.grad_enabled and not _observers.any and x._data.dtype.kind == "f":
+        xd = x._data
+        if xd.__class__ is _ndarray and not xd.ndim:
+            xd = xd[()]
+        return _plain_tensor(op.forward(xd))
     return _unary(op, x)
+
+
+def _plain_tensor(data):
+    """``Tensor._make(data)`` spelled out: a formula's result, made once per gradient."""
+    Tensor = _tensor.Tensor
+    t = Tensor.__new__(Tensor)
+    t._data = data
+    t._requires_grad = False
+    t.grad_fn = None
+    t._grad = None
+    t._output_nr = 0
+    t._vc = None
+    if _grad_state.inference:
+        t.__dict__["_is_inference"] = True
+    return t
 
 
 def _unary(op, x, attrs=_NO_ATTRS):
@@ -1070,3 +1099,9 @@ def isinf(input):
 def isfinite(input):
     Tensor = _tensor.Tensor
     return Tensor._make(np.isfinite(input._data))
+
+
+# every op above is elementwise: 0-dim operands may reach their forwards as NumPy scalars
+for _op in list(globals().values()):
+    if isinstance(_op, type) and issubclass(_op, Op) and _op.__module__ == __name__:
+        _op.scalar_operands = True
