@@ -10,7 +10,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from .._dtype import get_default_dtype
 from .._dtype import _BY_NUMPY
-from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, formulas_on_arrays, wrap_number
+from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
 from ..grad_mode import _state as _grad_state
 from .core import _NO_ATTRS, Op, apply_op, observers as _observers, result_dtype
 
