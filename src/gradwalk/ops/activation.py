@@ -7,7 +7,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from ._util import export, formulas_on_arrays, normalize_dim
 from .core import Op, apply_op
-from .linalg import _ADDMM_PLAIN, Addmm, addmm, matmul
+from .linalg import Addmm, addmm, matmul
 from .shape import T, _view_op
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -443,7 +443,8 @@ def linear(input, weight, bias=None):
         dtype = w.dtype
         if w.ndim == 2 and x.dtype is dtype and bias._data.dtype is dtype:
             # nn.Linear's case: what addmm() and t() would check holds already, so run their ops
-            return apply_op(Addmm, (bias, input, _view_op(T, weight, _NO_ATTRS)), _ADDMM_PLAIN)
+            # (no attributes: alpha = beta = 1)
+            return apply_op(Addmm, (bias, input, _view_op(T, weight, _NO_ATTRS)))
         return addmm(bias, input, weight.t())
     if bias is None:
         return matmul(input, weight.t())

@@ -159,8 +159,7 @@ class Mv(Op):
 class Addmm(Op):
     """``beta * bias + alpha * (x @ W.t())`` in one op: what ``nn.Linear`` runs on 2-D input."""
 
-    name = "AddmmBackward0"
-    saves_attrs = ("alpha", "beta")
+    name = "AddmmBackward0"  # (save() puts alpha and beta on the node, with the layouts)
 
     def forward(bias, a, b, alpha=1, beta=1):
         out = a @ b  # a fresh array: scale it and add the bias in place (one allocation, not two)
@@ -178,7 +177,6 @@ class Addmm(Op):
     def save(ctx, bias, a, b, out, alpha=1, beta=1):
         need = ctx.needs_input_grad
         ctx.save(mat1=a if need[2] else None, mat2=b if need[1] else None)
-        # a new attribute dict (the one given may be shared between nodes, e.g. _ADDMM_PLAIN)
         ctx._attrs = {"alpha": alpha, "beta": beta, "mat1_sym_sizes": a._data.shape,
                       "mat1_sym_strides": _strides(a) if need[1] else (),
                       "mat2_sym_sizes": b._data.shape, "mat2_sym_strides": _strides(b) if need[2] else ()}
@@ -251,7 +249,7 @@ def mv(input, vec):
     return apply_op(Mv, (input, vec), out_dtype=result_dtype(input, vec))
 
 
-_ADDMM_PLAIN = {"alpha": 1, "beta": 1}  # shared by every plain addmm: nobody writes into it
+_ADDMM_PLAIN = {}  # alpha = beta = 1: the defaults of forward, save and jvp (shared: never written)
 
 
 @export()
