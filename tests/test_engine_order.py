@@ -328,3 +328,67 @@ def test_sum_of_many_paths_matches_pytorch_exactly():
         f"x * {v!r}" for v in values) + "\nout.backward()\n"
     ours, theirs = run_both(snippet)
     assert ours["x"].grad.item() == theirs["x"].grad.item()
+
+
+class _LibstdcxxHeap:
+    """libstdc++'s ``push_heap``/``pop_heap`` (``__push_heap``, ``__adjust_heap``) spelled out
+    on a max-heap of ``(priority, name)``: the reference for the engine's ready queue."""
+
+    def __init__(self):
+        self.c = []
+
+    def _sift_up(self, hole, top, value):
+        c = self.c
+        parent = (hole - 1) // 2
+        while hole > top and c[parent][0] < value[0]:
+            c[hole] = c[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        c[hole] = value
+
+    def push(self, value):
+        self.c.append(value)
+        self._sift_up(len(self.c) - 1, 0, value)
+
+    def pop(self):
+        c = self.c
+        top = c[0]
+        last = len(c) - 1
+        if last:
+            value = c[last]
+            c[last] = c[0]
+            hole = child = 0
+            while child < (last - 1) // 2:
+                child = 2 * (child + 1)
+                if c[child][0] < c[child - 1][0]:
+                    child -= 1
+                c[hole] = c[child]
+                hole = child
+            if (last & 1) == 0 and child == (last - 2) // 2:
+                child = 2 * (child + 1)
+                c[hole] = c[child - 1]
+                hole = child - 1
+            self._sift_up(hole, 0, value)
+        c.pop()
+        return top
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_ready_queue_pops_exactly_as_libstdcxx(seed):
+    """Random pushes and pops with many equal priorities (as AccumulateGrad's 2**64-1): the
+    engine's queue (heapq on minus the priority) pops the same entries in the same order."""
+    from gradwalk.autograd.engine import StdPriorityQueue, UINT64_MAX
+
+    rng = np.random.default_rng(seed)
+    ours, reference = StdPriorityQueue(), _LibstdcxxHeap()
+    popped_ours, popped_reference = [], []
+    for step in range(400):
+        if len(reference.c) and rng.random() < 0.45:
+            popped_ours.append(ours.pop()[1])
+            popped_reference.append(reference.pop()[1])
+        else:
+            priority = UINT64_MAX if rng.random() < 0.3 else int(rng.integers(0, 12))
+            ours.push((priority, f"task{step}", None))
+            reference.push((priority, f"task{step}"))
+    assert [entry[1] for entry in ours.in_pop_order()] == [reference.pop()[1] for _ in range(len(reference.c))]
+    assert popped_ours == popped_reference

@@ -20,6 +20,7 @@ No recursion anywhere, so a 100,000-node chain is fine.
 """
 import contextlib
 import gc
+from heapq import heappop as _heappop, heappush as _heappush
 import warnings
 
 import numpy as np
@@ -31,10 +32,24 @@ from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class, accumulate_into_grad
 
 
+class _Task(float):
+    """A ready-queue entry: a float equal to minus its node's sequence number (heapq is a
+    min-heap), carrying the node and its input buffer. The C heap then compares plain floats,
+    and equal sequence numbers (every AccumulateGrad has 2**64-1) compare equal, as in C++."""
+
+    __slots__ = ("fn", "buffer")
+
+
 class StdPriorityQueue:
     """``std::priority_queue`` as libstdc++ implements it (a binary max-heap, not stable), so
-    that ties between equal sequence numbers break exactly as in PyTorch. Entries are
-    ``(sequence_nr, node, buffer)``."""
+    that ties between equal sequence numbers break exactly as in PyTorch. Entries go in and come
+    out as ``(sequence_nr, node, buffer)``.
+
+    CPython's ``heapq`` runs the same algorithm as libstdc++'s ``push_heap``/``pop_heap`` (pop:
+    the last element replaces the top, the hole walks down to a leaf taking the right child
+    unless the left one is strictly greater, then sifts back up; push: sift up while strictly
+    greater), mirrored as a min-heap on minus the sequence number; ``tests/test_engine_order.py``
+    checks both against each other."""
 
     __slots__ = ("c",)
 
@@ -44,51 +59,32 @@ class StdPriorityQueue:
     def __len__(self):
         return len(self.c)
 
-    def _sift_up(self, hole, top, value):  # libstdc++ __push_heap
-        c = self.c
-        key = value[0]
-        parent = (hole - 1) // 2
-        while hole > top and c[parent][0] < key:
-            c[hole] = c[parent]
-            hole = parent
-            parent = (hole - 1) // 2
-        c[hole] = value
-
     def push(self, entry):
-        c = self.c
-        c.append(entry)
-        if len(c) > 1:
-            self._sift_up(len(c) - 1, 0, entry)
+        seq, fn, buffer = entry
+        task = _Task(-seq)
+        task.fn = fn
+        task.buffer = buffer
+        _heappush(self.c, task)
 
-    def pop(self):  # libstdc++ pop_heap + __adjust_heap
-        c = self.c
-        if len(c) == 1:
-            return c.pop()
-        top = c[0]
-        if len(c) > 1:
-            last = len(c) - 1
-            value = c[last]
-            c[last] = c[0]
-            n, hole, child = last, 0, 0
-            while child < (n - 1) // 2:
-                child = 2 * (child + 1)
-                if c[child][0] < c[child - 1][0]:
-                    child -= 1
-                c[hole] = c[child]
-                hole = child
-            if (n & 1) == 0 and child == (n - 2) // 2:
-                child = 2 * (child + 1)
-                c[hole] = c[child - 1]
-                hole = child - 1
-            self._sift_up(hole, 0, value)
-        c.pop()
-        return top
+    def pop(self):
+        task = _heappop(self.c)
+        return (-int(task) if task > -_UINT64_FLOAT else UINT64_MAX, task.fn, task.buffer)
+
+    def top_node(self):
+        """The node the next ``pop`` returns."""
+        return self.c[0].fn
+
+    def clear(self):
+        self.c.clear()
 
     def in_pop_order(self):
         """The queued entries in the order they would be popped (for display)."""
         copy = StdPriorityQueue()
         copy.c = list(self.c)
         return [copy.pop() for _ in range(len(copy.c))]
+
+
+_UINT64_FLOAT = float(UINT64_MAX)
 
 
 def compute_dependencies(root):
@@ -373,25 +369,22 @@ class GraphTask:
         """``run`` for a plain task (no observer, no ``inputs=``): ``_step``'s common paths in one
         loop. An op node or an AccumulateGrad without hooks runs here; any other node, and every
         node while a profiler or anomaly mode watches, goes through ``_step``."""
-        heap = self.queue
-        queue = heap.c
+        queue = self.queue.c
         release = not self.keep_graph
         send = self._send_plain
         try:
             while queue:
-                fn = queue[0][1]  # the heap's top: the task the next pop returns
+                fn = queue[0].fn  # the heap's top: the task the next pop returns
                 if fn._hooked or hooks.evaluate_function is not None or _anomaly.enabled:
                     self._step()
                     continue
                 if isinstance(fn, OpNode):
-                    _, fn, buffer = queue.pop() if len(queue) == 1 else heap.pop()
-                    outputs = fn.op.backward(fn, *buffer)
+                    outputs = fn.op.backward(fn, *_heappop(queue).buffer)
                     if release:
                         fn.release_variables()
                     send(fn, outputs)
                 elif type(fn) is AccumulateGrad and not fn.variable._backward_hooks and self.accumulate_grad:
-                    _, fn, buffer = queue.pop() if len(queue) == 1 else heap.pop()
-                    grad = buffer[0]
+                    grad = _heappop(queue).buffer[0]
                     if grad is not None and id(grad) in self.user_grads:
                         grad = type(grad)._make(grad._data.copy())  # never alias the user's tensor
                     accumulate_into_grad(fn.variable, grad)
@@ -417,9 +410,8 @@ class GraphTask:
         return not self.queue.c
 
     def _step(self):
-        queue = self.queue.c
-        # a chain keeps one task at a time in the queue: popping it needs no heap work
-        _, fn, buffer = queue.pop() if len(queue) == 1 else self.queue.pop()
+        task = _heappop(self.queue.c)
+        fn, buffer = task.fn, task.buffer
         try:
             if hooks.evaluate_function is None:
                 if self.plain and not fn._hooked and type(fn) is not AccumulateGrad and not _anomaly.enabled:
@@ -512,7 +504,7 @@ class GraphTask:
             outputs = validate_outputs(fn, list(outputs))  # raises the count error
         dependencies = self.dependencies
         not_ready = self.not_ready
-        queue = self.queue
+        queue = self.queue.c
         for i in range(len(outputs)):
             next_fn = edges[2 * i]
             if next_fn is None:
@@ -533,10 +525,10 @@ class GraphTask:
                     buffer[input_nr] = grad
                 else:
                     _add_to_buffer(buffer, input_nr, grad)
-                if queue.c:
-                    queue.push((next_fn._sequence_nr_value, next_fn, buffer))
-                else:
-                    queue.c.append((next_fn._sequence_nr_value, next_fn, buffer))
+                task = _Task(-next_fn._sequence_nr_value)
+                task.fn = next_fn
+                task.buffer = buffer
+                _heappush(queue, task)
                 continue
             dependencies[next_fn] = remaining
             buffer = not_ready.get(next_fn)
