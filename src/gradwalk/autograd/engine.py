@@ -519,10 +519,13 @@ class GraphTask:
             remaining = dependencies[next_fn] - 1
             if remaining == 0:
                 del dependencies[next_fn]
-                buffer = not_ready.pop(next_fn, None)
+                buffer = not_ready.pop(next_fn, None) if not_ready else None
                 if buffer is None:  # this was the next node's only gradient: queue it at once
-                    buffer = [None] * len(next_fn._input_metadata)
-                    buffer[input_nr] = grad
+                    if len(next_fn._input_metadata) == 1:
+                        buffer = [grad]
+                    else:
+                        buffer = [None] * len(next_fn._input_metadata)
+                        buffer[input_nr] = grad
                 else:
                     _add_to_buffer(buffer, input_nr, grad)
                 task = _Task(-next_fn._sequence_nr_value)

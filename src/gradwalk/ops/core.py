@@ -11,6 +11,8 @@ Each op is a small class (see ``pointwise.py``, ``reduction.py``, ...), in the s
 Backward and jvp formulas are written with gradwalk's own tensor ops, so with
 ``create_graph=True`` they record a graph of their own and derivatives of any order work.
 """
+import inspect
+
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
@@ -176,10 +178,12 @@ class Op:
     scalar_operands = False
 
     has_save = False
+    save_out_at = None  # how many inputs ``save`` takes before ``out`` when ``out`` is positional
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.has_save = cls.save is not Op.save
+        cls.save_out_at = _positional_index(cls.save, "out") if cls.has_save else None
         if cls.name:
             cls.Node = type(cls.name, (OpNode,), {"__slots__": (), "op": cls,
                                                   "__module__": "gradwalk.autograd.generated"})
@@ -191,6 +195,18 @@ class Op:
     @staticmethod
     def backward(ctx, *grads):
         raise NotImplementedError
+
+
+def _positional_index(fn, name):
+    """Index of parameter ``name`` after ``ctx`` when it may be passed by position, else None:
+    ``apply_op`` then passes ``out`` by position (a keyword argument makes the call slower)."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    for i, param in enumerate(params):
+        if param.name == name:
+            return i if param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD else None
+        if param.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            return None
+    return None
 
 
 _METADATA = {}  # dtype -> {shape: ((shape, dtype),)}: immutable, so nodes share them
@@ -313,19 +329,22 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
         data = op.forward(x, **attrs) if attrs else op.forward(x)
     else:
         data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
-    if type(data) is tuple:
-        return _apply_multi(op, inputs, attrs, data, requires_grad)
-    if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
-        data = _asarray(data)
+    meta = _SCALAR_METADATA.get(data.__class__)  # a float NumPy scalar: a 0-dim float result
+    if meta is None:
+        if data.__class__ is tuple:
+            return _apply_multi(op, inputs, attrs, data, requires_grad)
+        if data.__class__ is not _ndarray and data.__class__ not in _SCALAR_TYPES:
+            data = _asarray(data)
     if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
         data = data.astype(out_dtype.np)
-    if not requires_grad or op.Node is None or data.dtype.kind != "f":
+        meta = None
+    if not requires_grad or op.Node is None or (meta is None and data.dtype.kind != "f"):
         # no graph: integer/bool results never require grad, and neither does anything under no_grad
         if inplace is not None:
             return _write_inplace(inplace, data, None)
         return Tensor._make(data)
-
-    node = op.Node.__new__(op.Node)
+    Node = op.Node
+    node = Node.__new__(Node)
     # the number is taken before the edges are read, as PyTorch's constructor does: reading a
     # stale view's grad_fn makes a new node (autograd/views.py) that must come after this one
     seq = _sequence.value
@@ -366,8 +385,9 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
     saves_attrs = op.saves_attrs
     if not saves_attrs:
         node._attrs = None
-    elif len(saves_attrs) == len(attrs):  # attribute dicts are never changed: share this one
-        node._attrs = attrs
+    elif len(saves_attrs) == len(attrs):
+        # shared when no save() could add to it (``add``'s {"alpha": 1} is one dict for all)
+        node._attrs = attrs.copy() if op.has_save else attrs
     else:
         node._attrs = {k: attrs[k] for k in saves_attrs}
     if inplace is not None:
@@ -380,13 +400,17 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
         result._grad = None
         result._output_nr = 0
         result._vc = None
-    meta = _SCALAR_METADATA.get(type(data))  # a 0-dim result: a NumPy scalar
     node._input_metadata = meta if meta is not None else _metadata(data)
     if op.has_save:
-        if attrs:
-            op.save(node, *inputs, out=result, **attrs)
+        if op.save_out_at == len(inputs):
+            if len(inputs) == 2:
+                op.save(node, a, b, result, **attrs) if attrs else op.save(node, a, b, result)
+            elif len(inputs) == 1:
+                op.save(node, a, result, **attrs) if attrs else op.save(node, a, result)
+            else:
+                op.save(node, *inputs, result, **attrs)
         else:
-            op.save(node, *inputs, out=result)
+            op.save(node, *inputs, out=result, **attrs)
     if inplace is not None:
         _finish_inplace(inplace, node)
     if observers.any:
