@@ -90,19 +90,18 @@ _UINT64_FLOAT = float(UINT64_MAX)
 def compute_dependencies(root):
     """Count incoming edges per node (edges, not distinct parents: ``x*x`` gives Acc(x) two)."""
     dependencies = {}
-    seen = {root}
     stack = [root]
     get = dependencies.get
     while stack:
-        edges = stack.pop()._edges
-        for i in range(0, len(edges), 2):
-            next_fn = edges[i]
+        for next_fn in stack.pop()._edges[::2]:
             if next_fn is None:
                 continue
-            dependencies[next_fn] = get(next_fn, 0) + 1
-            if next_fn not in seen:
-                seen.add(next_fn)
+            count = get(next_fn)
+            if count is None:  # first seen: walk on from it (a DAG, so never back to the root)
+                dependencies[next_fn] = 1
                 stack.append(next_fn)
+            else:
+                dependencies[next_fn] = count + 1
     return dependencies
 
 
@@ -504,42 +503,38 @@ class GraphTask:
             outputs = validate_outputs(fn, list(outputs))  # raises the count error
         dependencies = self.dependencies
         not_ready = self.not_ready
-        queue = self.queue.c
-        for i in range(len(outputs)):
-            next_fn = edges[2 * i]
+        for i, next_fn, input_nr, grad in zip(range(len(outputs)), edges[::2], edges[1::2], outputs):
             if next_fn is None:
                 continue
-            input_nr = edges[2 * i + 1]
-            grad = outputs[i]
             if grad is not None:
                 shape, dtype = next_fn._input_metadata[input_nr]
                 data = grad._data
                 if data.dtype is not dtype or data.shape != shape:
                     grad = _validate_one(fn, i, grad, shape, dtype)
             remaining = dependencies[next_fn] - 1
-            if remaining == 0:
-                del dependencies[next_fn]
-                buffer = not_ready.pop(next_fn, None) if not_ready else None
-                if buffer is None:  # this was the next node's only gradient: queue it at once
-                    if len(next_fn._input_metadata) == 1:
-                        buffer = [grad]
-                    else:
-                        buffer = [None] * len(next_fn._input_metadata)
-                        buffer[input_nr] = grad
+            if remaining:
+                dependencies[next_fn] = remaining
+                buffer = not_ready.get(next_fn)
+                if buffer is None:
+                    buffer = not_ready[next_fn] = [None] * len(next_fn._input_metadata)
+                    buffer[input_nr] = grad  # the first gradient is moved in as it is
                 else:
                     _add_to_buffer(buffer, input_nr, grad)
-                task = _Task(-next_fn._sequence_nr_value)
-                task.fn = next_fn
-                task.buffer = buffer
-                _heappush(queue, task)
                 continue
-            dependencies[next_fn] = remaining
-            buffer = not_ready.get(next_fn)
-            if buffer is None:
-                buffer = not_ready[next_fn] = [None] * len(next_fn._input_metadata)
-                buffer[input_nr] = grad  # the first gradient is moved in as it is
+            del dependencies[next_fn]
+            buffer = not_ready.pop(next_fn, None) if not_ready else None
+            if buffer is None:  # this was the next node's only gradient: queue it at once
+                if len(next_fn._input_metadata) == 1:
+                    buffer = [grad]
+                else:
+                    buffer = [None] * len(next_fn._input_metadata)
+                    buffer[input_nr] = grad
             else:
                 _add_to_buffer(buffer, input_nr, grad)
+            task = _Task(-next_fn._sequence_nr_value)
+            task.fn = next_fn
+            task.buffer = buffer
+            _heappush(self.queue.c, task)
 
     def _send(self, fn, outputs):
         dependencies = self.dependencies
