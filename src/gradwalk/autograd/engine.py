@@ -27,7 +27,7 @@ import numpy as np
 
 from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
-from ..ops.core import OpNode, observers as _observers
+from ..ops.core import observers as _observers
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class, accumulate_into_grad
 
@@ -371,30 +371,34 @@ class GraphTask:
         queue = self.queue.c
         release = not self.keep_graph
         send = self._send_plain
+        steps = 0
         try:
             while queue:
-                fn = queue[0].fn  # the heap's top: the task the next pop returns
+                task = _heappop(queue)
+                fn = task.fn
+                formula = fn._formula  # an op node's (None for AccumulateGrad and the others)
                 if fn._hooked or hooks.evaluate_function is not None or _anomaly.enabled:
-                    self._step()
-                    continue
-                if isinstance(fn, OpNode):
-                    outputs = fn.op.backward(fn, *_heappop(queue).buffer)
+                    self._run_task(fn, task.buffer)
+                elif formula is not None:
+                    outputs = formula(fn, *task.buffer)
                     if release:
                         fn.release_variables()
                     send(fn, outputs)
                 elif type(fn) is AccumulateGrad and not fn.variable._backward_hooks and self.accumulate_grad:
-                    grad = _heappop(queue).buffer[0]
+                    grad = task.buffer[0]
                     if grad is not None and id(grad) in self.user_grads:
                         grad = type(grad)._make(grad._data.copy())  # never alias the user's tensor
                     accumulate_into_grad(fn.variable, grad)
                 else:
-                    self._step()
-                    continue
-                self.steps_done += 1
+                    self._run_task(fn, task.buffer)
+                steps += 1
         except BaseException:
+            steps += 1  # the node that failed counts, as in _step
             queue.clear()  # on error the remaining tasks are dropped, not run
             self.not_ready.clear()
             raise
+        finally:
+            self.steps_done += steps
 
     def step(self):
         """Run exactly one node (the one the ready queue pops); the stepper calls this."""
@@ -410,14 +414,20 @@ class GraphTask:
 
     def _step(self):
         task = _heappop(self.queue.c)
-        fn, buffer = task.fn, task.buffer
+        try:
+            self._run_task(task.fn, task.buffer)
+        finally:
+            self.steps_done += 1
+
+    def _run_task(self, fn, buffer):
+        """Evaluate one popped node with its input buffer."""
         try:
             if hooks.evaluate_function is None:
                 if self.plain and not fn._hooked and type(fn) is not AccumulateGrad and not _anomaly.enabled:
                     # the common node (no hooks, nobody watching, nothing to capture):
                     # evaluate_function and call_function reduced to what they would do
-                    if isinstance(fn, OpNode):  # our own formulas give tensors or None
-                        outputs = fn.op.backward(fn, *buffer)
+                    if fn._formula is not None:  # our own formulas give tensors or None
+                        outputs = fn._formula(fn, *buffer)
                     else:
                         outputs = validate_outputs(fn, list(fn.apply(buffer)))
                     if not self.keep_graph:
@@ -432,8 +442,6 @@ class GraphTask:
             self.queue.c.clear()  # on error the remaining tasks are dropped, not run
             self.not_ready.clear()
             raise
-        finally:
-            self.steps_done += 1
 
     def evaluate_function(self, fn, inputs, watched=False):
         if _anomaly.enabled and not watched:

@@ -278,6 +278,7 @@ class Node:
     _tensor_pre_hooks = None
     _retains_grad_hooks = None
     _hooked = False  # set once any of the four above is: the engine's one check for "plain node"
+    _formula = None  # an op node's backward formula, ``formula(node, *grads)``, for the engine
     _metadata = None
     _anomaly = None
 

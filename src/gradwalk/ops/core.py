@@ -186,6 +186,7 @@ class Op:
         cls.save_out_at = _positional_index(cls.save, "out") if cls.has_save else None
         if cls.name:
             cls.Node = type(cls.name, (OpNode,), {"__slots__": (), "op": cls,
+                                                  "_formula": staticmethod(cls.backward),
                                                   "__module__": "gradwalk.autograd.generated"})
 
     @staticmethod
