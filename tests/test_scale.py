@@ -110,3 +110,22 @@ def test_deep_create_graph_and_autograd_grad_do_not_recurse():
         y = y * 1.0
     (g,) = gradwalk.autograd.grad(y, x, create_graph=True)
     assert g.item() == 1.0
+
+
+def test_a_recorded_op_leaves_few_objects_for_the_cyclic_gc():
+    """Issue 5: Python's cyclic GC rescans every live tracked object, so each recorded op should
+    leave as few as it can: the output tensor, its node and the node's edges (plus the saved
+    dict when it saves an input). NumPy scalars, version counters (int64 arrays) and saved
+    outputs (tuples of untracked values) are not tracked."""
+    x = gradwalk.tensor(0.5, requires_grad=True)
+    c = gradwalk.tensor(0.999)
+    gc.collect()
+    before = len(gc.get_objects())
+    h = x
+    for i in range(3000):
+        h = h * c if i % 3 == 0 else (h + c if i % 3 == 1 else h.tanh())
+    gc.collect()  # untracks the tuples whose contents are all untracked
+    per_op = (len(gc.get_objects()) - before) / 3000
+    assert per_op <= 3.4, per_op
+    h.backward()
+    assert x.grad is not None
