@@ -87,6 +87,14 @@ class StdPriorityQueue:
 _UINT64_FLOAT = float(UINT64_MAX)
 
 
+def _push_task(queue, node_and_buffer):
+    fn, buffer = node_and_buffer
+    task = _Task(-fn._sequence_nr_value)
+    task.fn = fn
+    task.buffer = buffer
+    _heappush(queue, task)
+
+
 def compute_dependencies(root):
     """Count incoming edges per node (edges, not distinct parents: ``x*x`` gives Acc(x) two)."""
     dependencies = {}
@@ -372,25 +380,30 @@ class GraphTask:
         release = not self.keep_graph
         send = self._send_plain
         steps = 0
+        held = None  # (node, buffer): the one task a send made ready while the heap was empty
         try:
-            while queue:
-                task = _heappop(queue)
-                fn = task.fn
+            while held is not None or queue:
+                if held is not None:  # what the heap would pop next, without the heap
+                    fn, buffer = held
+                    held = None
+                else:
+                    task = _heappop(queue)
+                    fn, buffer = task.fn, task.buffer
                 formula = fn._formula  # an op node's (None for AccumulateGrad and the others)
                 if fn._hooked or hooks.evaluate_function is not None or _anomaly.enabled:
-                    self._run_task(fn, task.buffer)
+                    self._run_task(fn, buffer)
                 elif formula is not None:
-                    outputs = formula(fn, *task.buffer)
+                    outputs = formula(fn, *buffer)
                     if release:
                         fn.release_variables()
-                    send(fn, outputs)
+                    held = send(fn, outputs, True)
                 elif type(fn) is AccumulateGrad and not fn.variable._backward_hooks and self.accumulate_grad:
-                    grad = task.buffer[0]
+                    grad = buffer[0]
                     if grad is not None and id(grad) in self.user_grads:
                         grad = type(grad)._make(grad._data.copy())  # never alias the user's tensor
                     accumulate_into_grad(fn.variable, grad)
                 else:
-                    self._run_task(fn, task.buffer)
+                    self._run_task(fn, buffer)
                 steps += 1
         except BaseException:
             steps += 1  # the node that failed counts, as in _step
@@ -503,9 +516,15 @@ class GraphTask:
         for slot, index in self.captures.get(fn, ()):
             self.captured[index] = inputs[slot] if slot < len(inputs) else None
 
-    def _send_plain(self, fn, outputs):
+    def _send_plain(self, fn, outputs, may_hold=False):
         """``_send`` for a plain task (no observer, no ``inputs=``), with ``validate_outputs``'s
-        checks done on the way: most gradients already have their input's shape and dtype."""
+        checks done on the way: most gradients already have their input's shape and dtype.
+
+        ``may_hold``: when the heap is empty and this send makes just one node ready, hand that
+        task back instead of pushing it (the heap would pop it next anyway: a chain then never
+        touches the heap). A second ready node pushes the held one first, so the heap's layout,
+        and with it the order of ties, is what pushing each would have made."""
+        held = None
         edges = fn._edges
         if 2 * len(outputs) != len(edges):
             outputs = validate_outputs(fn, list(outputs))  # raises the count error
@@ -539,10 +558,16 @@ class GraphTask:
                     buffer[input_nr] = grad
             else:
                 _add_to_buffer(buffer, input_nr, grad)
-            task = _Task(-next_fn._sequence_nr_value)
-            task.fn = next_fn
-            task.buffer = buffer
-            _heappush(self.queue.c, task)
+            queue = self.queue.c
+            if may_hold and not queue and held is None:
+                held = (next_fn, buffer)
+                continue
+            if held is not None:
+                _push_task(queue, held)
+                held = None
+                may_hold = False
+            _push_task(queue, (next_fn, buffer))
+        return held
 
     def _send(self, fn, outputs):
         dependencies = self.dependencies
