@@ -140,3 +140,17 @@ def test_linear_reads_a_subclass_weight_property_and_a_replaced_weight():
     del plain.weight
     plain.weight = gradwalk.zeros(2, 3)  # a plain tensor attribute now, as weight_norm leaves it
     assert np.array_equal(plain(gradwalk.ones(1, 3)).detach().numpy(), plain.bias.detach().numpy()[None])
+
+
+@pytest.mark.parametrize("scalars", [{}, {"alpha": 1.0, "beta": 1.0}, {"alpha": 1, "beta": 2}])
+def test_addmm_saves_alpha_and_beta_as_given_as_torch(scalars):
+    saved = []
+    for lib in (gradwalk, torch):
+        b, a, w = lib.zeros(2, requires_grad=True), lib.ones(3, 4), lib.ones(2, 4, requires_grad=True)
+        fn = lib.addmm(b, a, w.t(), **scalars).grad_fn
+        saved.append([(repr(getattr(fn, "_saved_" + name)), type(getattr(fn, "_saved_" + name)))
+                      for name in ("alpha", "beta", "mat1_sym_strides", "mat2_sym_strides")])
+    assert saved[0] == saved[1]
+    fn = gradwalk.nn.functional.linear(gradwalk.ones(3, 4), gradwalk.ones(2, 4, requires_grad=True),
+                                       gradwalk.zeros(2, requires_grad=True)).grad_fn
+    assert (fn._saved_alpha, fn._saved_beta) == (1, 1) and type(fn._saved_alpha) is int
