@@ -403,10 +403,10 @@ class WrappedNumber(Tensor):
 
 
 def _bind_engine():
-    from .autograd import engine
+    from .autograd import engine, node
     from .ops import core
 
-    engine._Tensor = core._Tensor = Tensor
+    engine._Tensor = core._Tensor = node._Tensor = Tensor
 
 
 _bind_engine()

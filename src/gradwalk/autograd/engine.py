@@ -87,6 +87,11 @@ class StdPriorityQueue:
 _UINT64_FLOAT = float(UINT64_MAX)
 
 
+def _watched():
+    """A profiler or anomaly mode wants every node through ``evaluate_function``."""
+    return hooks.evaluate_function is not None or _anomaly.enabled
+
+
 def _push_task(queue, node_and_buffer):
     fn, buffer = node_and_buffer
     task = _Task(-fn._sequence_nr_value)
@@ -381,6 +386,7 @@ class GraphTask:
         send = self._send_plain
         steps = 0
         held = None  # (node, buffer): the one task a send made ready while the heap was empty
+        watched = _watched()
         try:
             while held is not None or queue:
                 if held is not None:  # what the heap would pop next, without the heap
@@ -390,11 +396,12 @@ class GraphTask:
                     task = _heappop(queue)
                     fn, buffer = task.fn, task.buffer
                 formula = fn._formula  # an op node's (None for AccumulateGrad and the others)
-                if fn._hooked or hooks.evaluate_function is not None or _anomaly.enabled:
+                if fn._hooked or watched:
                     self._run_task(fn, buffer)
+                    watched = _watched()  # (user code ran: it may have started a profiler)
                 elif formula is not None:
                     outputs = formula(fn, *buffer)
-                    if release:
+                    if release and fn._saved:  # (an op node that saved nothing has nothing to free)
                         fn.release_variables()
                     held = send(fn, outputs, True)
                 elif type(fn) is AccumulateGrad and not fn.variable._backward_hooks and self.accumulate_grad:
@@ -402,8 +409,10 @@ class GraphTask:
                     if grad is not None and id(grad) in self.user_grads:
                         grad = type(grad)._make(grad._data.copy())  # never alias the user's tensor
                     accumulate_into_grad(fn.variable, grad)
+                    watched = _watched()  # (a post-accumulate-grad hook may have run)
                 else:
                     self._run_task(fn, buffer)
+                    watched = _watched()
                 steps += 1
         except BaseException:
             steps += 1  # the node that failed counts, as in _step
@@ -530,14 +539,17 @@ class GraphTask:
             outputs = validate_outputs(fn, list(outputs))  # raises the count error
         dependencies = self.dependencies
         not_ready = self.not_ready
-        for i, next_fn, input_nr, grad in zip(range(len(outputs)), edges[::2], edges[1::2], outputs):
+        for j in range(0, len(edges), 2):
+            next_fn = edges[j]
             if next_fn is None:
                 continue
+            input_nr = edges[j + 1]
+            grad = outputs[j >> 1]
             if grad is not None:
                 shape, dtype = next_fn._input_metadata[input_nr]
                 data = grad._data
                 if data.dtype is not dtype or data.shape != shape:
-                    grad = _validate_one(fn, i, grad, shape, dtype)
+                    grad = _validate_one(fn, j >> 1, grad, shape, dtype)
             remaining = dependencies[next_fn] - 1
             if remaining:
                 dependencies[next_fn] = remaining

@@ -184,9 +184,13 @@ def unpack_saved(value, node):
     if cls is tuple:  # a saved output
         data, counter, version, output_nr = value
         if counter[0] != version:
-            Tensor = _tensor_class()
-            _raise_modified(Tensor._make(data), node, output_nr, version, int(counter[0]))
-        out = _tensor_class()._make(data, node, output_nr, True)
+            _raise_modified(_Tensor._make(data), node, output_nr, version, int(counter[0]))
+        out = _Tensor.__new__(_Tensor)
+        out._data = data
+        out._requires_grad = True
+        out.grad_fn = node
+        out._grad = None
+        out._output_nr = output_nr
         out._vc = counter
         return out
     if cls is SavedTensor:
@@ -221,6 +225,7 @@ def as_saved_tensor(value):
 
 
 _TENSOR = []
+_Tensor = None  # gradwalk.tensor.Tensor, bound by gradwalk.tensor once it is defined
 
 
 def _tensor_class():

@@ -149,7 +149,11 @@ class OpNode(Node):
 def _saved_property(name):
     def unpacked(self):  # _unpacked, spelled out: formulas read these once per backward
         value = self._saved[name]
-        return None if value is None else unpack_saved(value, self)
+        if value is None:
+            return None
+        if value.__class__ is _Tensor and value._vc is None:  # an input nobody wrote to since
+            return value
+        return unpack_saved(value, self)
 
     return property(unpacked, doc=f"the saved ``{name}`` (unpacked)")
 

@@ -4,6 +4,8 @@ Each class is one ATen op: its backward node's name, a NumPy forward, what it sa
 backward formula (gradient in, one gradient per input out) and its jvp (forward mode). Backward
 formulas return un-reduced, broadcast-shaped gradients; the engine sums them to each input's shape.
 """
+from math import isfinite as _isfinite  # a NumPy scalar's check without a ufunc call
+
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
@@ -419,7 +421,7 @@ class ThresholdBackward(Op):
             if not np.isfinite(out).all():
                 return np.where(y > 0, g, g.dtype.type(0))
             return np.add(out, 0, out=out)
-        return out + 0 if np.isfinite(out) else np.where(y > 0, g, g.dtype.type(0))
+        return out + 0 if _isfinite(out) else np.where(y > 0, g, g.dtype.type(0))
 
     def save(ctx, g, y, out):
         ctx.save(self=y)
