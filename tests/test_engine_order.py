@@ -392,3 +392,30 @@ def test_ready_queue_pops_exactly_as_libstdcxx(seed):
             reference.push((priority, f"task{step}"))
     assert [entry[1] for entry in ours.in_pop_order()] == [reference.pop()[1] for _ in range(len(reference.c))]
     assert popped_ours == popped_reference
+
+
+def test_a_gradient_sent_to_two_leaves_is_never_shared_by_their_grads():
+    """``x + y`` hands one gradient tensor to both accumulations. PyTorch lets ``.grad`` steal
+    a gradient's buffer only when nothing else refers to it (``use_count``), so the two leaves'
+    ``.grad`` stay separate and a second backward accumulates into each once."""
+    results = []
+    for lib in (torch, gradwalk):
+        x = lib.ones(3, requires_grad=True)
+        y = lib.ones(3, requires_grad=True)
+        ((x + y) * 2).sum().backward()
+        ((x + y) * 2).sum().backward()
+        x.grad.add_(100)
+        results.append((x.grad.tolist(), y.grad.tolist()))
+    assert results[0] == results[1] == ([104.0] * 3, [4.0] * 3)
+
+
+def test_a_gradient_a_hook_kept_is_copied_into_grad():
+    kept = {}
+    for lib in (torch, gradwalk):
+        w = lib.ones(3, requires_grad=True)
+        seen = []
+        w.register_hook(seen.append)
+        (w * 2).sum().backward()
+        w.grad.add_(1)
+        kept[lib.__name__] = seen[0].tolist()
+    assert kept["torch"] == kept["gradwalk"] == [2.0] * 3

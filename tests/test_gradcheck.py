@@ -182,3 +182,10 @@ def test_gradcheck_error_is_a_runtime_error():
     with pytest.raises(GradcheckError):
         x = gradwalk.tensor([1.0], dtype=gradwalk.float64, requires_grad=True)
         gradcheck(lambda t: t.detach() * t, (x,))
+
+
+def test_gradgradcheck_of_a_scalar_output_perturbs_its_0dim_grad_output():
+    """The grad_outputs gradgradcheck makes for a 0-dim output are 0-dim tensors; the numerical
+    Jacobian must perturb them (their data may be held as a NumPy scalar)."""
+    x = gradwalk.tensor([0.3, 0.7], dtype=gradwalk.float64, requires_grad=True)
+    assert gradwalk.autograd.gradgradcheck(lambda x: (x ** 3).mean(), (x,))

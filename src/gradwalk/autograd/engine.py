@@ -20,6 +20,7 @@ No recursion anywhere, so a 100,000-node chain is fine.
 """
 import contextlib
 import gc
+from sys import getrefcount as _getrefcount
 from heapq import heappop as _heappop, heappush as _heappush
 import warnings
 
@@ -245,11 +246,22 @@ def _validate_one(fn, i, grad, shape, dtype):
             raise RuntimeError(
                 f"Function {fn.name()} returned an invalid gradient at index {i} - got "
                 f"{list(data.shape)} but expected shape compatible with {list(shape)}")
-        grad = grad.sum_to_size(shape)
+        if not _grad_state.grad_enabled and not _observers.any and data.dtype.kind == "f" and shape:
+            grad = _Tensor._make(_sum_to(data, shape))  # nothing records or watches: on the arrays
+        else:
+            grad = grad.sum_to_size(shape)
     np_dtype = dtype if isinstance(dtype, np.dtype) else dtype.np  # NumPy's or ours
     if grad._data.dtype is not np_dtype and grad._data.dtype != np_dtype:
         grad = grad.to(_BY_NUMPY[np_dtype])
     return grad
+
+
+def _sum_to(data, shape):
+    """``at::sum_to`` on an array: sum the leading dims and the dims ``shape`` has as 1."""
+    lead = data.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and data.shape[lead + i] != 1)
+    summed = data.sum(axis=dims, keepdims=True) if dims else data
+    return summed.reshape(shape) if lead else summed
 
 
 def _is_expandable_to(shape, desired):
@@ -404,11 +416,16 @@ class GraphTask:
                     if release and fn._saved:  # (an op node that saved nothing has nothing to free)
                         fn.release_variables()
                     held = send(fn, outputs, True)
+                    outputs = None  # (an AccumulateGrad counts the references to its gradient)
                 elif type(fn) is AccumulateGrad and not fn.variable._backward_hooks and self.accumulate_grad:
                     grad = buffer[0]
                     if grad is not None and id(grad) in self.user_grads:
                         grad = type(grad)._make(grad._data.copy())  # never alias the user's tensor
-                    accumulate_into_grad(fn.variable, grad)
+                    # its buffer may become .grad when only the task's buffer, this name and
+                    # getrefcount's argument refer to it
+                    steal = _getrefcount(grad) <= 3
+                    accumulate_into_grad(fn.variable, grad, steal)
+                    grad = None
                     watched = _watched()  # (a post-accumulate-grad hook may have run)
                 else:
                     self._run_task(fn, buffer)

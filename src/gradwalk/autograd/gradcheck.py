@@ -75,7 +75,8 @@ def _numerical_jacobians(func, inputs, eps):
     jacobians = []
     with no_grad():
         for _, inp in _diff_inputs(inputs):
-            flat = inp._data.flat  # writing through it perturbs the input in place
+            flat = inp._array().flat  # writing through it perturbs the input in place (an array,
+            # not the NumPy scalar a 0-dim result may be held as: that would take no writes)
             columns = []
             for k in range(inp._data.size):
                 original = flat[k].item()

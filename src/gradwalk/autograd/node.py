@@ -12,6 +12,7 @@ the moment the last tensor pointing into it goes away.
 """
 import itertools
 import threading
+from sys import getrefcount as _getrefcount
 
 import numpy as np
 
@@ -176,11 +177,18 @@ def unpack_saved(value, node):
     """Unpack one of an op node's saved values (never None here).
 
     An op node keeps its saved values in their cheapest form: an input saved at version 0 as the
-    tensor itself, an output as ``(array, version_counter, version, output_nr)`` (never the
-    output tensor: that would make a cycle output -> node -> output), anything else (saved
-    tensor hooks, a non-zero version) as a ``SavedTensor``. All three check the version counter.
+    tensor itself, at another version as ``(tensor, version)``, an output as ``(array,
+    version_counter, version, output_nr)`` (never the output tensor: that would make a cycle
+    output -> node -> output), and under saved tensor hooks as a ``SavedTensor``. All of them
+    check the version counter.
     """
     cls = value.__class__
+    if cls is tuple and len(value) == 2:  # an input saved at a non-zero version
+        tensor, version = value
+        counter = tensor._vc
+        if counter[0] != version:
+            _raise_modified(tensor, tensor.grad_fn, tensor._output_nr, version, int(counter[0]))
+        return tensor
     if cls is tuple:  # a saved output
         data, counter, version, output_nr = value
         if counter[0] != version:
@@ -209,6 +217,9 @@ def as_saved_tensor(value):
     saved = SavedTensor.__new__(SavedTensor)
     saved._freed = False
     saved._unpack_hook = saved._packed = None
+    version = 0
+    if value.__class__ is tuple and len(value) == 2:
+        value, version = value
     if value.__class__ is tuple:
         saved._tensor = None
         saved._data, saved._version_counter, saved._saved_version, saved._output_nr = value
@@ -220,7 +231,7 @@ def as_saved_tensor(value):
         if counter is None:
             counter = value._vc = _zeros(1, _int64)
         saved._version_counter = counter
-        saved._saved_version = 0
+        saved._saved_version = version
     return saved
 
 
@@ -379,16 +390,20 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"
 
     def apply(self, grads):
-        accumulate_into_grad(self.variable, grads[0])
+        grad = grads[0]
+        steal = _getrefcount(grad) <= 3  # grads, this name and getrefcount's argument: no one else
+        accumulate_into_grad(self.variable, grad, steal)
         return []
 
 
 def accumulate_into_grad(variable, new_grad, steal=True):
-    """``variable.grad += new_grad`` the way PyTorch's AccumulateGrad does it."""
+    """``variable.grad += new_grad`` the way PyTorch's AccumulateGrad does it.
+
+    ``steal``: the caller saw no reference to ``new_grad`` but its own (PyTorch's
+    ``use_count() <= num_expected_refs``), so its buffer may become ``.grad`` without a copy. A
+    gradient sent to two leaves (``x + y``) or kept by a hook is copied instead."""
     if new_grad is None:
         return
-    from ..tensor import Tensor
-
     grad = variable._grad
     if _grad_state.grad_enabled:  # create_graph: out-of-place, so the sum stays differentiable
         if grad is None:
@@ -397,13 +412,14 @@ def accumulate_into_grad(variable, new_grad, steal=True):
             variable._grad = grad + new_grad
     elif grad is None:
         data, param = new_grad._data, variable._data
-        if steal and data.flags.writeable and data.strides == param.strides and data.dtype == param.dtype:
-            variable._grad = new_grad.detach()
+        if (steal and data.__class__ is np.ndarray and data.flags.writeable and data.strides == param.strides
+                and data.dtype == param.dtype):
+            variable._grad = _Tensor._make(data)
         else:  # clone obeying the layout contract (the parameter's strides and dtype); a
             # broadcast (read-only, stride 0) gradient is never stolen
             copy = np.empty_like(param)
             copy[...] = data
-            variable._grad = Tensor._make(copy)
+            variable._grad = _Tensor._make(copy)
     elif grad.grad_fn is None and not grad.requires_grad:
         grad._data += new_grad._data  # in place: x.grad keeps its identity
         grad._version_counter[0] += 1

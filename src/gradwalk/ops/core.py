@@ -60,7 +60,7 @@ class OpNode(Node):
         """Save tensors for backward: ``ctx.save(self=x, other=None)``.
 
         The keyword dict itself becomes the store; an input is kept as the tensor itself while
-        its version is 0 (``unpack_saved`` checks it is still 0), else as a ``SavedTensor``."""
+        its version is 0, else as ``(tensor, version)`` (``unpack_saved`` checks the version)."""
         if saved_tensors_hooks_state.stack:
             for name, value in values.items():
                 if value is not None:
@@ -69,8 +69,8 @@ class OpNode(Node):
             for name, value in values.items():
                 if value is not None:
                     counter = value._vc
-                    if counter is not None and counter[0]:
-                        values[name] = SavedTensor(value)
+                    if counter is not None and counter[0]:  # e.g. a parameter an optimizer stepped
+                        values[name] = (value, int(counter[0]))
         if self._saved is None:
             self._saved = values
         else:
@@ -514,8 +514,10 @@ def _finish_inplace(t, node):
         for value in saved.values():
             if value.__class__ is SavedTensor:
                 value = value._tensor
-            elif value.__class__ is tuple:  # a saved output
-                continue
+            elif value.__class__ is tuple:
+                if len(value) != 2:  # a saved output
+                    continue
+                value = value[0]  # an input saved at a non-zero version
             if value is not None and "_original_self" in value.__dict__:
                 _next_sequence_nr()
                 break
