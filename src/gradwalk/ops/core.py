@@ -28,6 +28,7 @@ _NO_EDGE = (None, 0)
 # needs_input_grad tuples, shared (a node records one only when some input requires grad)
 _NEEDS = tuple(tuple((x, y) for y in (False, True)) for x in (False, True))  # [x][y] -> (x, y)
 _NEED_ONE = (True,)
+_NEEDS_MANY = {}  # needs_input_grad tuples of ops with more inputs, shared the same way
 
 
 class _Observers:
@@ -249,8 +250,15 @@ def _edge(t):
 def _flat_edges(inputs):
     """A node's ``_edges``: next_functions flattened, one (node, input_nr) pair per input."""
     edges = []
+    append = edges.append
     for t in inputs:
-        edges += _edge(t)
+        fn = t.grad_fn
+        if fn is not None:
+            append(fn)
+            append(t._output_nr)
+        else:
+            append(t._grad_accumulator() if t._requires_grad else None)
+            append(0)
     return tuple(edges)
 
 
@@ -385,7 +393,8 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
         node.needs_input_grad = _NEED_ONE
     else:
         node._edges = _flat_edges(inputs)
-        node.needs_input_grad = tuple([t._requires_grad for t in inputs])
+        needs = tuple([t._requires_grad for t in inputs])
+        node.needs_input_grad = _NEEDS_MANY.setdefault(needs, needs) if len(_NEEDS_MANY) < 1024 else needs
     node._saved = None
     saves_attrs = op.saves_attrs
     if not saves_attrs:
