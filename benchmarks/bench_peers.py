@@ -8,10 +8,19 @@ every neuron a sum of scalar products, so the graph has one node per scalar oper
 (~70,000 for 100 samples). Engines: gradwalk and PyTorch with 0-dim tensors (PyTorch on 1 and
 2 threads), micrograd's ``Value``, MyGrad 0-dim tensors, HIPS autograd on Python floats; and,
 as the floor, the same math hand-vectorised in NumPy. Prints seconds per step and ratios.
+
+Each engine runs in a fresh subprocess of its own (``--same-process`` runs them all in this one):
+Python's cyclic garbage collector rescans every live object at a full collection, so in a
+shared process each engine would also pay for the objects the others' imports left behind
+(PyTorch's alone are ~300,000), which slows the pure-Python engines by 30-40%.
 """
 import argparse
 import gc
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -187,29 +196,73 @@ def time_step(setup, step, xs, ys, repeat):
     return best, loss
 
 
+ENGINES = {
+    "gradwalk (0-dim tensors)": lambda: tensor_engine(_import("gradwalk")),
+    "PyTorch 1 thread (0-dim tensors)": lambda: _torch_engine(1),
+    "PyTorch 2 threads (0-dim tensors)": lambda: _torch_engine(2),
+    "micrograd (Value)": lambda: micrograd_engine(),
+    "MyGrad (0-dim tensors)": lambda: mygrad_engine(),
+    "HIPS autograd (floats)": lambda: hips_autograd_engine(),
+    "hand NumPy (vectorised floor)": lambda: numpy_engine(),
+}
+
+
+def _import(name):
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def _torch_engine(threads):
+    import torch
+
+    torch.set_num_threads(threads)
+    return tensor_engine(torch)
+
+
+def run_engine(name, xs, ys, repeat):
+    setup, step = ENGINES[name]()
+    return time_step(setup, step, xs, ys, repeat)
+
+
+def run_isolated(name, data_path, repeat):
+    """One engine in a fresh interpreter: only its own imports are alive for the GC to scan."""
+    out = subprocess.run([sys.executable, __file__, "--engine", name, "--data", data_path,
+                          "--repeat", str(repeat)], capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return result["seconds"], result["loss"]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--same-process", action="store_true",
+                        help="run every engine in this process (each then pays for all the imports)")
+    parser.add_argument("--engine", help=argparse.SUPPRESS)  # a subprocess's one engine
+    parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    import torch
-
-    import gradwalk
-
+    if args.engine:  # the child: one engine, data from the parent, a JSON line back
+        with open(args.data) as f:
+            xs, ys = json.load(f)
+        seconds, loss = run_engine(args.engine, xs, ys, args.repeat)
+        print(json.dumps({"seconds": seconds, "loss": loss}))
+        return
     xs, ys = moons_data(args.samples)
-    engines = [("gradwalk (0-dim tensors)", lambda: tensor_engine(gradwalk))]
-    for threads in (1, 2):
-        engines.append((f"PyTorch {threads} thread{'s' if threads > 1 else ''} (0-dim tensors)",
-                        lambda threads=threads: (torch.set_num_threads(threads), tensor_engine(torch))[1]))
-    engines += [("micrograd (Value)", micrograd_engine), ("MyGrad (0-dim tensors)", mygrad_engine),
-                ("HIPS autograd (floats)", hips_autograd_engine), ("hand NumPy (vectorised floor)", numpy_engine)]
     results = {}
-    for name, make in engines:
-        setup, step = make()
-        results[name], loss = time_step(setup, step, xs, ys, args.repeat)
-        print(f"{name:<34} {results[name] * 1000:9.1f} ms/step   loss {loss:.6f}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        data_path = os.path.join(tmp, "moons.json")
+        with open(data_path, "w") as f:
+            json.dump([xs, ys], f)
+        for name in ENGINES:
+            if args.same_process:
+                results[name], loss = run_engine(name, xs, ys, args.repeat)
+            else:
+                results[name], loss = run_isolated(name, data_path, args.repeat)
+            print(f"{name:<34} {results[name] * 1000:9.1f} ms/step   loss {loss:.6f}", flush=True)
     ours = results["gradwalk (0-dim tensors)"]
-    print(f"\nmicrograd demo step, {args.samples} samples: ratio = engine time / gradwalk time")
+    where = "all in one process" if args.same_process else "each engine in its own process"
+    print(f"\nmicrograd demo step, {args.samples} samples, {where}: ratio = engine time / gradwalk time")
     for name, seconds in results.items():
         print(f"  {name:<34} {seconds / ours:7.2f}x")
 

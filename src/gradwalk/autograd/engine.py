@@ -556,6 +556,7 @@ class GraphTask:
             outputs = validate_outputs(fn, list(outputs))  # raises the count error
         dependencies = self.dependencies
         not_ready = self.not_ready
+        sum_on_arrays = not _grad_state.grad_enabled and not _observers.any  # (see _add_to_buffer)
         for j in range(0, len(edges), 2):
             next_fn = edges[j]
             if next_fn is None:
@@ -574,8 +575,14 @@ class GraphTask:
                 if buffer is None:
                     buffer = not_ready[next_fn] = [None] * len(next_fn._input_metadata)
                     buffer[input_nr] = grad  # the first gradient is moved in as it is
-                else:
-                    _add_to_buffer(buffer, input_nr, grad)
+                elif grad is not None:  # _add_to_buffer, spelled out: it runs once per extra edge
+                    old = buffer[input_nr]
+                    if old is None:
+                        buffer[input_nr] = grad
+                    elif sum_on_arrays:
+                        buffer[input_nr] = _Tensor._make(old._data + grad._data)
+                    else:
+                        buffer[input_nr] = old + grad
                 continue
             del dependencies[next_fn]
             buffer = not_ready.pop(next_fn, None) if not_ready else None
@@ -595,7 +602,10 @@ class GraphTask:
                 _push_task(queue, held)
                 held = None
                 may_hold = False
-            _push_task(queue, (next_fn, buffer))
+            task = _Task(-next_fn._sequence_nr_value)
+            task.fn = next_fn
+            task.buffer = buffer
+            _heappush(queue, task)
         return held
 
     def _send(self, fn, outputs):
