@@ -1,6 +1,7 @@
 """The engine's order and bookkeeping, side by side with PyTorch (facts §2-§4, §6): sequence
 numbers, the ready queue's tie-breaking, multi-root backward through a GraphRoot, input buffers,
 ``inputs=`` pruning, releasing saved tensors node by node."""
+import math
 import textwrap
 import threading
 
@@ -407,6 +408,23 @@ def test_a_gradient_sent_to_two_leaves_is_never_shared_by_their_grads():
         x.grad.add_(100)
         results.append((x.grad.tolist(), y.grad.tolist()))
     assert results[0] == results[1] == ([104.0] * 3, [4.0] * 3)
+
+
+def test_summing_into_an_input_buffer_never_changes_a_gradient_sent_elsewhere():
+    """``u + v`` sends one gradient tensor to both ``u``'s and ``v``'s nodes. ``v``'s node waits
+    in the ready queue while ``exp(u)`` (made before the sum, so popped after it but before ``v``)
+    sends ``u`` a second gradient, and ``u`` still waits for ``sin(u)``'s. The engine may add
+    into a waiting buffer's tensor in place only when nothing else holds it, or ``v``'s queued
+    gradient would grow too."""
+    grads = []
+    for lib in (torch, gradwalk):
+        x = lib.ones(3, requires_grad=True)
+        u, v = x * 2, x * 3
+        s, e = u.sin(), u.exp()
+        ((u + v) + e + s).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == pytest.approx([5 + 2 * math.exp(2) + 2 * math.cos(2)] * 3)
+    assert grads[1] == pytest.approx(grads[0])
 
 
 def test_a_gradient_a_hook_kept_is_copied_into_grad():

@@ -580,9 +580,13 @@ class GraphTask:
                     if old is None:
                         buffer[input_nr] = grad
                     elif sum_on_arrays:
-                        buffer[input_nr] = _Tensor._make(old._data + grad._data)
+                        if _getrefcount(old) <= 3:  # the buffer's own sum (buffer, old, argument):
+                            old._data = old._data + grad._data  # accumulate into it, as PyTorch does
+                        else:
+                            buffer[input_nr] = _Tensor._make(old._data + grad._data)
                     else:
                         buffer[input_nr] = old + grad
+                    old = None
                 continue
             del dependencies[next_fn]
             buffer = not_ready.pop(next_fn, None) if not_ready else None
