@@ -228,7 +228,11 @@ def run_engine(name, xs, ys, repeat):
 def run_isolated(name, data_path, repeat):
     """One engine in a fresh interpreter: only its own imports are alive for the GC to scan."""
     out = subprocess.run([sys.executable, __file__, "--engine", name, "--data", data_path,
-                          "--repeat", str(repeat)], capture_output=True, text=True, check=True)
+                          "--repeat", str(repeat)], capture_output=True, text=True)
+    if out.returncode:
+        last = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
+        hint = ' (install the peers: .venv/bin/pip install -e ".[bench]")' if "ModuleNotFoundError" in last else ""
+        raise SystemExit(f"bench_peers: {name} failed: {last}{hint}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
     return result["seconds"], result["loss"]
 
