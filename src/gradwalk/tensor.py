@@ -13,6 +13,7 @@ import numpy as np
 from . import _dtype
 from ._device import CPU, on_cpu
 from ._dtype import Size, from_numpy_dtype
+from . import autograd as _autograd
 from .autograd.node import AccumulateGrad, RemovableHandle, new_version_counter
 from .grad_mode import _state as _grad_state
 
@@ -381,11 +382,9 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (see ``autograd.backward``)."""
-        from .autograd import backward
-
         if inputs is not None and isinstance(inputs, Tensor):
             inputs = (inputs,)
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _c_type_name(d):

@@ -6,6 +6,9 @@
 """
 import warnings
 
+import numpy as np
+
+from .. import tensor as _tensor  # the module; its Tensor class is read at call time (no import per call)
 from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,  # noqa: F401
                          set_grad_enabled)
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
@@ -31,8 +34,7 @@ def _warn_create_graph_once():
 
 
 def _tensor_or_tensors_to_tuple(tensors, length):
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if tensors is None:
         return (None,) * length
     if isinstance(tensors, Tensor):
@@ -42,8 +44,7 @@ def _tensor_or_tensors_to_tuple(tensors, length):
 
 def _outputs_and_grads(outputs, grad_outputs):
     """``outputs`` and their gradients as two tuples of one length (None where none was given)."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     grads = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs))
     if len(grads) != len(outputs):
@@ -53,8 +54,7 @@ def _outputs_and_grads(outputs, grad_outputs):
 
 def _make_grads(outputs, grads):
     """Seed gradients: ``ones_like(out)`` for a one-element output, else the given ones, checked."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     new_grads = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
         if isinstance(grad, Tensor):
@@ -69,9 +69,9 @@ def _make_grads(outputs, grads):
             if out.requires_grad:
                 if out.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                import numpy as np
-
-                new_grads.append(Tensor._make(np.ones(out._data.shape, dtype=out._data.dtype)))
+                data = out._data  # (np.array is a C call; np.ones wraps empty + copyto in Python)
+                seed = np.array(1, dtype=data.dtype) if not data.shape else np.ones(data.shape, data.dtype)
+                new_grads.append(Tensor._make(seed))
             else:
                 new_grads.append(None)
         else:
@@ -104,8 +104,7 @@ def _input_edges(inputs):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Sum the gradients of ``tensors`` w.r.t. graph leaves into their ``.grad``."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if grad_variables is not None:
         grad_tensors = grad_variables
     if inputs is not None and len(inputs) == 0:
@@ -144,8 +143,7 @@ def _accumulate_into_inputs(inputs, captured):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` w.r.t. ``inputs``, returned as a tuple; ``.grad`` is not touched."""
-    from ..tensor import Tensor
-
+    Tensor = _tensor.Tensor
     if materialize_grads and allow_unused is False:
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "

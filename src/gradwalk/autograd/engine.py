@@ -18,7 +18,6 @@ The algorithm, as in ``torch/csrc/autograd/engine.cpp``:
 
 No recursion anywhere, so a 100,000-node chain is fine.
 """
-import contextlib
 import gc
 from sys import getrefcount as _getrefcount
 from heapq import heappop as _heappop, heappush as _heappush
@@ -298,22 +297,25 @@ class EngineHooks:
 hooks = EngineHooks
 
 
-@contextlib.contextmanager
-def cyclic_gc_paused():
-    """Pause Python's cyclic garbage collector for a backward pass.
+class cyclic_gc_paused:
+    """Pause Python's cyclic garbage collector for a backward pass: ``with cyclic_gc_paused():``.
 
     The graph holds no reference cycles, so reference counting frees every node and buffer the
     moment it is done; the cyclic collector would only rescan the (large) live graph again and
     again while the pass allocates. A C++ engine never pays that; we pause it for the pass, and it
-    resumes (collecting anything a user hook left behind) right after.
+    resumes (collecting anything a user hook left behind) right after. (A class, not a
+    ``contextlib`` generator: it runs once per ``backward()``, and this is several times cheaper.)
     """
-    was_enabled = gc.isenabled()
-    if was_enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+
+    __slots__ = ("was_enabled",)
+
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        if self.was_enabled:
+            gc.disable()
+
+    def __exit__(self, *exc_info):
+        if self.was_enabled:
             gc.enable()
 
 
