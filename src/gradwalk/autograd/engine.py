@@ -255,9 +255,14 @@ def _validate_one(fn, i, grad, shape, dtype):
     return grad
 
 
+_add_reduce = np.add.reduce  # (ndarray.sum is a Python wrapper around it)
+
+
 def _sum_to(data, shape):
     """``at::sum_to`` on an array: sum the leading dims and the dims ``shape`` has as 1."""
     lead = data.ndim - len(shape)
+    if data.shape[lead:] == shape:  # only leading dims (a bias's gradient): one reduce, nothing to reshape
+        return _add_reduce(data, 0) if lead == 1 else _add_reduce(data, tuple(range(lead)))
     dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and data.shape[lead + i] != 1)
     summed = data.sum(axis=dims, keepdims=True) if dims else data
     return summed.reshape(shape) if lead else summed
