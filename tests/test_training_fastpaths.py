@@ -154,3 +154,24 @@ def test_addmm_saves_alpha_and_beta_as_given_as_torch(scalars):
     fn = gradwalk.nn.functional.linear(gradwalk.ones(3, 4), gradwalk.ones(2, 4, requires_grad=True),
                                        gradwalk.zeros(2, requires_grad=True)).grad_fn
     assert (fn._saved_alpha, fn._saved_beta) == (1, 1) and type(fn._saved_alpha) is int
+
+
+@pytest.mark.parametrize("shape", [(16, 10), (256, 3), (64, 32), (64, 33), (15, 10), (4, 3)])
+@pytest.mark.parametrize("fn", ["log_softmax", "softmax", "logsumexp"])
+def test_softmax_family_shifts_a_batch_of_few_classes_as_torch(shape, fn):
+    """A batch of at least 16 rows with at most 32 classes takes the row maxima from the
+    transposed copy (NumPy reduces a short last axis row by row); values and gradients must be
+    torch's, including rows holding nan, inf and -inf."""
+    data = rng.standard_normal(shape).astype(np.float32) * 4
+    data[1, 0] = np.nan
+    data[2, :] = -np.inf
+    data[3, -1] = np.inf
+    x, tx = both(data)
+    if fn == "logsumexp":
+        out, tout = gradwalk.logsumexp(x, 1), torch.logsumexp(tx, 1)
+    else:
+        out, tout = getattr(gradwalk.nn.functional, fn)(x, 1), getattr(torch.nn.functional, fn)(tx, 1)
+    assert_same(out, tout, atol=1e-6, rtol=1e-6)
+    out.backward(gradwalk.ones(out.shape))
+    tout.backward(torch.ones(tout.shape))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)

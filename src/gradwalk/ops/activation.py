@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
-from ._util import export, formulas_on_arrays, normalize_dim
+from ._util import export, formulas_on_arrays, max_keepdims, normalize_dim
 from .core import Op, apply_op
 from .linalg import Addmm, addmm, matmul
 from .shape import T, _view_op
@@ -25,7 +25,7 @@ class Softmax(Op):
     saves_attrs = ("dim",)
 
     def forward(x, dim):
-        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        e = np.exp(x - max_keepdims(x, dim))
         return e / e.sum(axis=dim, keepdims=True)
 
     def save(ctx, x, out, dim):
@@ -48,7 +48,7 @@ class LogSoftmax(Op):
     saves_attrs = ("dim",)
 
     def forward(x, dim):
-        shifted = x - x.max(axis=dim, keepdims=True)
+        shifted = x - max_keepdims(x, dim)
         log_sum = np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         if type(shifted) is not np.ndarray:
             return shifted - log_sum

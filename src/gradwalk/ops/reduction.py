@@ -4,7 +4,7 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import float32, int64
-from ._util import export, normalize_dim, normalize_dims
+from ._util import export, max_keepdims, normalize_dim, normalize_dims
 from .core import Op, apply_op
 
 
@@ -272,7 +272,7 @@ class Logsumexp(Op):
     saves_attrs = ("dim", "keepdim")
 
     def forward(x, dim, keepdim):
-        m = np.max(x, axis=dim, keepdims=True)
+        m = max_keepdims(x, dim)
         m = np.where(np.isfinite(m), m, 0)
         with np.errstate(all="ignore"):
             r = np.log(np.sum(np.exp(x - m), axis=dim, keepdims=True)) + m
