@@ -50,3 +50,28 @@ def test_matrix_products_refuse_mixed_dtypes_with_pytorchs_words(name):
         return str(info.value)
 
     assert message(gradwalk) == message(torch)
+
+
+def test_inf_minus_inf_is_nan_without_a_warning_as_torch():
+    """IEEE results (nan, inf) come silently from gradwalk's ops, forward and backward, as from
+    PyTorch's; the user's own NumPy code still warns. Run in a fresh interpreter: pytest imports
+    gradwalk inside its own ``catch_warnings``, which drops the filter gradwalk installs."""
+    import subprocess
+    import sys
+
+    snippet = """
+import numpy as np
+import {lib} as torch
+x = torch.tensor([float("inf"), 1.0, -float("inf")], requires_grad=True)
+y = (x - x) + x * 1e38 * 1e38 + torch.nn.functional.softmax(x.reshape(1, 3), 1).sum()
+y.sum().backward()
+print([str(v) for v in y.tolist()], [str(v) for v in x.grad.tolist()])
+"""
+    runs = {lib: subprocess.run([sys.executable, "-W", "default", "-c", snippet.format(lib=lib)],
+                                capture_output=True, text=True, check=True) for lib in ("torch", "gradwalk")}
+    assert runs["gradwalk"].stdout == runs["torch"].stdout
+    assert runs["gradwalk"].stderr == ""
+    numpy_own = subprocess.run([sys.executable, "-W", "default", "-c",
+                                "import gradwalk, numpy as np; np.array([np.inf]) - np.inf"],
+                               capture_output=True, text=True, check=True)
+    assert "RuntimeWarning: invalid value encountered in subtract" in numpy_own.stderr

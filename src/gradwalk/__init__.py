@@ -15,6 +15,15 @@ Layout: ``tensor.py`` (the Tensor), ``ops/`` (each op's forward, backward and jv
 ``autograd/`` (nodes, the engine, backward/grad, forward mode, gradcheck, ...), ``nn/``,
 ``optim/``, ``utils/`` and ``lab/`` (the web page).
 """
+import warnings as _warnings
+
+# inf - inf is nan and 1e38 * 10 is inf in PyTorch, silently (IEEE). NumPy warns instead, at the
+# line of ours that called the ufunc: ignore its floating-point warnings attributed to gradwalk's
+# own modules (a user's NumPy code still warns). Wrapping every op in np.errstate would cost more
+# than a third of a small op; a filter costs nothing until a warning is raised.
+_warnings.filterwarnings("ignore", message=r"(invalid value|overflow|divide by zero|underflow) encountered",
+                         category=RuntimeWarning, module=r"gradwalk(\.|$)")
+
 from . import _dtype
 from ._dtype import (Size, bool_ as bool, double, dtype, float, float16, float32,  # noqa: F401
                      float64, get_default_dtype, half, int, int8, int16, int32, int64, long,
