@@ -563,7 +563,6 @@ class GraphTask:
             outputs = validate_outputs(fn, list(outputs))  # raises the count error
         dependencies = self.dependencies
         not_ready = self.not_ready
-        sum_on_arrays = not _grad_state.grad_enabled and not _observers.any  # (see _add_to_buffer)
         for j in range(0, len(edges), 2):
             next_fn = edges[j]
             if next_fn is None:
@@ -586,7 +585,7 @@ class GraphTask:
                     old = buffer[input_nr]
                     if old is None:
                         buffer[input_nr] = grad
-                    elif sum_on_arrays:
+                    elif not _grad_state.grad_enabled and not _observers.any:  # on the arrays (see _add_to_buffer)
                         if _getrefcount(old) <= 3:  # the buffer's own sum (buffer, old, argument):
                             old._data = old._data + grad._data  # accumulate into it, as PyTorch does
                         else:
