@@ -31,7 +31,7 @@ from ._dtype import (Size, bool_ as bool, double, dtype, float, float16, float32
 from ._device import device  # noqa: F401
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
-from .tensor import Tensor
+from .tensor import Tensor  # noqa: F401
 from . import _tensor_methods  # noqa: F401  (installs methods and operators on Tensor)
 from .ops._util import FUNCTIONS as _FUNCTIONS
 from .ops.factories import Generator, default_generator  # noqa: F401
@@ -42,9 +42,8 @@ globals().update(_FUNCTIONS)
 
 __version__ = "0.1.0"
 
-FloatTensor = Tensor
-DoubleTensor = Tensor
-LongTensor = Tensor
+from .tensor import _legacy_tensor_types  # FloatTensor, LongTensor, ... (torch.LongTensor([1, 2]))
+globals().update(_legacy_tensor_types())
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,

@@ -121,4 +121,19 @@ def tensor_repr(t, prefix="tensor("):
     if t._fw_grads:  # a dual tensor shows the tangent of the innermost open level
         tangent = t._fw_grads[max(t._fw_grads)]
         suffixes.append("tangent=" + tensor_repr(tangent))
-    return prefix + body + "".join(", " + s for s in suffixes) + ")"
+    return _add_suffixes(prefix + body, suffixes, indent)
+
+
+def _add_suffixes(tensor_str, suffixes, indent):
+    """As torch/_tensor_str.py: a suffix that would run past the line width starts a new line."""
+    parts = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    parts.append(")")
+    return "".join(parts)

@@ -44,12 +44,8 @@ class Tensor:
 
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
-    def __init__(self, data=None, *, requires_grad=False, dtype=None):
-        arr = np.asarray([] if data is None else data,
-                         dtype=None if dtype is None else _dtype.as_dtype(dtype).np)
-        if arr.dtype == np.float64 and dtype is None and not isinstance(data, np.ndarray):
-            arr = arr.astype(_dtype.get_default_dtype().np)
-        self._data = arr
+    def __init__(self, *args, requires_grad=False, dtype=None):
+        self._data = _legacy_constructor_data(args, dtype)
         self._requires_grad = False
         self.grad_fn = None
         self._grad = None
@@ -188,10 +184,11 @@ class Tensor:
         return id(self)
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
-            return format(self.item(), spec)
-        if not spec:
-            return repr(self)
+        # As torch.Tensor.__format__: a plain 0-dim tensor formats as its Python number
+        # (f"{loss}" -> 2.4543561935424805); anything else, or a subclass such as Parameter,
+        # as object.__format__ (str() for an empty spec, TypeError otherwise).
+        if self._data.ndim == 0 and type(self) is Tensor:
+            return self.item().__format__(spec)
         return object.__format__(self, spec)
 
     def __repr__(self, **kwargs):
@@ -385,6 +382,65 @@ class Tensor:
         if inputs is not None and isinstance(inputs, Tensor):
             inputs = (inputs,)
         _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def _legacy_constructor_data(args, dtype=None):
+    """The array of ``torch.Tensor(...)``, PyTorch's legacy constructor: ``Tensor()`` is empty,
+    ``Tensor(2, 3)`` and ``Tensor(x.size())`` have that shape (PyTorch leaves the memory
+    uninitialised; gradwalk fills it with zeros), ``Tensor([2, 3])`` holds those values; always
+    of the default dtype (or ``dtype``, for ``LongTensor`` and friends)."""
+    np_dtype = (_dtype.get_default_dtype() if dtype is None else _dtype.as_dtype(dtype)).np
+    if not args:
+        return np.zeros(0, dtype=np_dtype)
+    first = args[0]
+    if len(args) == 1 and isinstance(first, Tensor):  # shares the memory; torch.Tensor keeps any dtype
+        if dtype is not None and first.dtype.np != np_dtype:
+            raise TypeError(f"expected {_options(from_numpy_dtype(np_dtype))} (got {_options(first.dtype)})")
+        return first._array()
+    if isinstance(first, Size) or all(isinstance(a, (int, np.integer)) and not isinstance(a, bool)
+                                      for a in args):
+        sizes = tuple(first) if isinstance(first, Size) else tuple(int(a) for a in args)
+        if len(args) > 1 and isinstance(first, Size):
+            raise TypeError("new(): expected a torch.Size or integers as sizes, not both")
+        return np.zeros(sizes, dtype=np_dtype)
+    if len(args) > 1:
+        raise TypeError(f"new(): expected sizes (ints) or one data argument, got {len(args)} arguments")
+    if not isinstance(first, (list, tuple, np.ndarray)):
+        raise TypeError(f"new(): data must be a sequence (got {type(first).__name__})")
+    if isinstance(first, (list, tuple)) and any(isinstance(v, Tensor) for v in first):
+        first = [v.item() if isinstance(v, Tensor) else v for v in first]
+    return np.asarray(first).astype(np_dtype)
+
+
+class _LegacyTensorType(type):
+    """``torch.FloatTensor``, ``torch.LongTensor``, ...: calling one is the legacy constructor at
+    that dtype (``LongTensor([1, 2])`` holds int64), and ``isinstance`` checks the dtype, as
+    PyTorch's tensor types do."""
+
+    def __call__(cls, *args):
+        t = Tensor.__new__(Tensor)
+        Tensor.__init__(t, *args, dtype=cls.dtype)
+        return t
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __repr__(cls):
+        return f"<class '{cls.dtype.legacy_name}'>"
+
+
+def _legacy_tensor_types():
+    types = {}
+    for d in (_dtype.float32, _dtype.float64, _dtype.float16, _dtype.int64, _dtype.int32,
+              _dtype.int16, _dtype.int8, _dtype.uint8, _dtype.bool_):
+        name = d.legacy_name.split(".")[-1]
+        types[name] = _LegacyTensorType(name, (), {"dtype": d})
+    return types
+
+
+def _options(d):
+    return (f"TensorOptions(dtype={_c_type_name(d)}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
 
 
 def _c_type_name(d):
