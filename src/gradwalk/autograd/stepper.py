@@ -56,6 +56,7 @@ def tensor_json(t):
 
 
 def _json_data(array):
+    array = np.asarray(array)  # a 0-dim tensor may hold a NumPy scalar, which has no items
     if array.dtype.kind in "fc" and not np.isfinite(array).all():
         out = array.astype(object)
         out[np.isnan(array)] = "nan"

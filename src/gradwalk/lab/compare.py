@@ -95,6 +95,11 @@ def _torch_interpreter_class():
         def produce(self, node, compute):
             value = super().produce(node, compute)
             for t in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+                    # gradwalk has only the CPU; a meta tensor has no numbers to show
+                    self.user_error(node, RuntimeError(
+                        f"the lab runs PyTorch on the CPU only, not on device "
+                        f"'{t.device.type}'"))
                 if isinstance(t, torch.Tensor) and t.grad_fn is not None:
                     self.hook_graph(t.grad_fn)
             return value

@@ -624,7 +624,7 @@ class Interpreter:
         elif name in ("cat", "stack"):
             self.budget.check_shape((sum(t.numel() for t in tensors),), node)
         elif name in ("expand", "repeat"):
-            sizes = _size_argument(args[1:], kwargs.get("size") or kwargs.get("repeats"),
+            sizes = _size_argument(args[1:], kwargs.get("size", kwargs.get("repeats")),
                                    keep=-1 if name == "expand" else None)
             if sizes is not None:
                 grow = math.prod(sizes) * (args[0].numel() if name == "repeat" else 1)

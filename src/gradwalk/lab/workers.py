@@ -30,6 +30,14 @@ def refusal(error, status=None):
     return status or STATUS.get(error.kind, 400), json.dumps(body).encode()
 
 
+def internal_error(error):
+    """A 500 for an error in the lab itself (not the snippet's): the worker keeps serving."""
+    error = SnippetError(f"the lab failed on this snippet ({type(error).__name__}: {error}); "
+                         f"this is a bug in gradwalk's lab, please report it with the snippet")
+    error.kind = "InternalError"
+    return refusal(error, 500)
+
+
 def _detail(error):
     where = f"line {error.line}, col {error.col}: " if error.line is not None else ""
     return f"{error.kind}: {where}{error.message}"
@@ -79,6 +87,8 @@ def _worker_main(connection, limits):
             status, body = handle(source, mode, limits, sequence_start)
         except MemoryError:
             status, body = refusal(LimitError("the snippet ran out of memory"))
+        except Exception as error:  # noqa: BLE001 - a bug of the lab's; the worker lives on
+            status, body = internal_error(error)
         connection.send((status, body))
 
 
