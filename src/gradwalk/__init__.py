@@ -38,7 +38,8 @@ from .ops.factories import Generator, default_generator  # noqa: F401
 from . import autograd  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 
-globals().update(_FUNCTIONS)
+from .ops.aliases import accepting_numpy_names as _numpy_names
+globals().update({_name: _numpy_names(_name, _fn) for _name, _fn in _FUNCTIONS.items()})
 
 __version__ = "0.1.0"
 

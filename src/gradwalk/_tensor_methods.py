@@ -4,13 +4,14 @@ from .ops import pointwise as P
 from .ops import tensor_api
 from .ops import shape as S
 from .ops._util import METHODS
+from .ops.aliases import accepting_numpy_names
 from .ops.inplace import add_, div_, mul_, sub_
 from .tensor import Tensor
 
 
 def _install():
     for name, fn in METHODS.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, accepting_numpy_names(name, fn))  # x.sum(axis=0, keepdims=True)
 
     # `2.0 + a` records add(a, 2.0), as PyTorch does, so the number's edge comes second
     Tensor.__add__ = Tensor.__radd__ = P.add

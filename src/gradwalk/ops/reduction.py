@@ -267,6 +267,41 @@ class Prod(Op):
         return (dx * Tensor._make(others.reshape(x.shape))).sum()
 
 
+def _prod_of_others(x, axis):
+    """Along ``axis``, the product of every element but the one at each place (no division, so
+    zeros are fine): the running product from the left times the one from the right."""
+    ones_shape = list(x.shape)
+    ones_shape[axis] = 1
+    one = np.ones(ones_shape, dtype=x.dtype)
+    left = np.cumprod(np.concatenate([one, np.take(x, range(x.shape[axis] - 1), axis=axis)], axis), axis)
+    flipped = np.flip(x, axis)
+    right = np.cumprod(np.concatenate([one, np.take(flipped, range(x.shape[axis] - 1), axis=axis)], axis), axis)
+    return left * np.flip(right, axis)
+
+
+class ProdDim(Op):
+    name = "ProdBackward1"
+    saves_attrs = ("dim", "keepdim")
+
+    def forward(x, dim, keepdim):
+        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim))
+
+    def save(ctx, x, out, dim, keepdim):
+        ctx.save(self=x)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        if not a["keepdim"]:
+            g = g.unsqueeze(a["dim"])
+        others = _tensor.Tensor._make(_prod_of_others(ctx.self._data, a["dim"]))
+        return g * others,
+
+    def jvp(x, out, dx, dim, keepdim):
+        others = _tensor.Tensor._make(_prod_of_others(x._data, dim))
+        return (dx * others).sum(dim, keepdim=keepdim)
+
+
 class Logsumexp(Op):
     name = "LogsumexpBackward0"
     saves_attrs = ("dim", "keepdim")
@@ -421,8 +456,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @export()
-def prod(input):
-    return apply_op(Prod, (input,))
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:
+        return apply_op(Prod, (input,))
+    return apply_op(ProdDim, (input,), {"dim": normalize_dim(dim, input.ndim), "keepdim": keepdim})
 
 
 @export()
