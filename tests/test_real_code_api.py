@@ -53,3 +53,20 @@ def test_factories_take_size_as_a_keyword():
     assert gw["shapes"] == pt["shapes"]
     assert_same(gw["filled"], pt["filled"])
     assert_same(gw["zeros"], pt["zeros"])
+
+
+# ---------------------------------------------------------------- utils.data
+
+def test_a_sampler_with_replacement_draws_lazily_as_pytorchs_does():
+    # the lecture scripts' "train for a fixed number of steps" loader: 1e10 samples, read a few
+    gw, pt = run_both("""
+        from itertools import islice
+        data = torch.utils.data.TensorDataset(torch.arange(10.).reshape(5, 2), torch.arange(5))
+        sampler = torch.utils.data.RandomSampler(data, replacement=True, num_samples=int(1e10))
+        loader = torch.utils.data.DataLoader(data, batch_size=4, sampler=sampler)
+        batches = list(islice(loader, 3))
+        sizes = len(sampler), len(loader), [tuple(x.shape) for x, y in batches]
+        in_range = all(0 <= int(i) < 5 for x, y in batches for i in y)
+    """)
+    assert gw["sizes"] == pt["sizes"] == (10**10, 2_500_000_000, [(4, 2)] * 3)
+    assert gw["in_range"] and pt["in_range"]

@@ -42,13 +42,14 @@ class RandomSampler(Sampler):
             seed = int(default_generator._rng.integers(0, 2**63 - 1))
             generator = Generator().manual_seed(seed)
         rng = generator._rng
-        if self.replacement:
-            return iter(rng.integers(0, n, size=self.num_samples).tolist())
-        order = []
+        if self.replacement:  # lazily, 32 draws at a time, as PyTorch (num_samples may be 1e10)
+            for _ in range(self.num_samples // 32):
+                yield from rng.integers(0, n, size=32).tolist()
+            yield from rng.integers(0, n, size=self.num_samples % 32).tolist()
+            return
         for _ in range(self.num_samples // n):
-            order.extend(rng.permutation(n).tolist())
-        order.extend(rng.permutation(n)[:self.num_samples % n].tolist())
-        return iter(order)
+            yield from rng.permutation(n).tolist()
+        yield from rng.permutation(n)[:self.num_samples % n].tolist()
 
     def __len__(self):
         return self.num_samples
