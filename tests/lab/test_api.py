@@ -323,3 +323,63 @@ def test_page_or_build_instructions(client, tmp_path):
         missing = bare.get("/")
     assert missing.status_code == 503
     assert "npm run build" in missing.text and "Traceback" not in missing.text
+
+
+# ---------------------------------------------------------------- what the lessons teach
+
+def torch_error(source):
+    """The error real PyTorch raises for ``source`` (run with ``torch`` bound to torch)."""
+    try:
+        exec(source, {"torch": torch})  # our own test text, not user input
+    except RuntimeError as error:
+        return str(error)
+    raise AssertionError("PyTorch raised nothing")
+
+
+@pytest.mark.parametrize("source,line", [
+    ("x = torch.tensor(1.0, requires_grad=True)\nx += 1", 2),
+    ("x = torch.tensor([1.0, 2.0], requires_grad=True)\nx *= 2", 2),
+    ("x = torch.tensor(1.0, requires_grad=True)\ny = x.exp()\ny += 1\ny.backward()", 4),
+    ("x = torch.tensor(0.5, requires_grad=True)\ny = torch.tanh(x)\ny *= 2\ny.backward()", 4),
+])
+def test_in_place_pitfalls_raise_pytorchs_errors(client, source, line):
+    body = client.post("/api/run", json={"source": source}).json()
+    error = body["error"] or next(p["error"] for p in body["passes"] if p["error"])
+    assert (error["type"], error["message"], error["line"]) == (
+        "RuntimeError", torch_error(source), line)
+
+
+def test_no_grad_and_enable_grad_blocks(client):
+    source = ("w = torch.tensor(2.0, requires_grad=True)\n"
+              "with torch.no_grad():\n"
+              "    y = w * 3\n"
+              "    with torch.enable_grad():\n"
+              "        z = w * 3\n"
+              "print(y.requires_grad, y.grad_fn, z.grad_fn.name())\n")
+    body = client.post("/api/run", json={"source": source}).json()
+    assert body["ok"], body["error"]
+    assert body["prints"] == ["False None MulBackward0\n"]
+
+
+def test_a_few_training_steps_in_a_loop_match_pytorch(client):
+    """``.grad`` accumulates over backward calls until zeroed, as the lessons show."""
+    source = ("w = torch.tensor(1.0, requires_grad=True)\n"
+              "x = torch.tensor(2.0)\n"
+              "for _ in range(3):\n"
+              "    loss = (w * x - 1.0) ** 2\n"
+              "    loss.backward()\n"
+              "print(w.grad)\n"
+              "for step in range(4):\n"
+              "    w.grad.zero_()\n"
+              "    loss = (w * x - 1.0) ** 2\n"
+              "    loss.backward()\n"
+              "    with torch.no_grad():\n"
+              "        w -= 0.05 * w.grad\n"
+              "print(w, step)\n")
+    body = client.post("/api/run", json={"source": source}).json()
+    assert body["ok"], body["error"]
+    printed = []
+    exec(source, {"torch": torch, "print": lambda *a: printed.append(" ".join(map(str, a)) + "\n")})
+    assert body["prints"] == printed
+    assert body["prints"][0] == "tensor(12.)\n"  # 3 passes of 4: accumulated, not replaced
+    assert len(body["passes"]) == 7

@@ -112,7 +112,29 @@ statements = st.one_of(
         _literal_path("torch.autograd.grad"), [a, b], [])), expressions, expressions),
     st.sampled_from([ast.Import([ast.alias("os")]), ast.Import([ast.alias("torch")]),
                      ast.Pass()]),
+    st.builds(lambda t, op, v: ast.AugAssign(t, op(), v),
+              st.sampled_from(["x", "w", "y", "x.grad", "w.data", "x.shape"]).map(
+                  lambda t: ast.parse(t, mode="eval").body),
+              st.sampled_from(BINARY), expressions),
 )
+
+
+def _block(inner):
+    """``with torch.no_grad():``, ``for _ in range(k):`` (some k too large or not literal)
+    and other with/for statements around generated bodies."""
+    body = st.lists(inner, min_size=1, max_size=3)
+    withs = st.sampled_from(["torch.no_grad()", "torch.enable_grad()", "open('f')",
+                             "torch.no_grad"]).map(lambda e: ast.parse(e, mode="eval").body)
+    ranges = st.sampled_from(["range(3)", "range(0)", "range(-2, 2)", "range(1, 9, 3)",
+                              "range(10**9)", "range(1001)", "[1, 2]", "range(x)"]).map(
+        lambda e: ast.parse(e, mode="eval").body)
+    return st.one_of(
+        st.builds(lambda e, b: ast.With([ast.withitem(e)], b), withs, body),
+        st.builds(lambda t, r, b: ast.For(ast.Name(t, ast.Store()), r, b, []),
+                  st.sampled_from(["_", "i", "x"]), ranges, body))
+
+
+statements = st.recursive(statements, _block, max_leaves=6)
 
 
 def _literal_path(path):
@@ -132,3 +154,7 @@ def test_the_fuzzers_reach_the_engine():
     source = PREAMBLE + "y = (x * w).sum()\ny.backward(retain_graph=True)\ny.backward()\n"
     result = run_snippet(source, "pytorch", SMALL)
     assert result["ok"] and len(result["passes"]) == 2
+    loop = PREAMBLE + ("for _ in range(3):\n    y = (x * w).sum()\n    y.backward()\n"
+                       "    with torch.no_grad():\n        w -= 0.1 * w.grad\n")
+    result = run_snippet(loop, "pytorch", SMALL)
+    assert result["ok"] and len(result["passes"]) == 3

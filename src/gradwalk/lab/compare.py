@@ -29,7 +29,7 @@ import gradwalk
 from .interpreter import (AUTOGRAD_FUNCTIONS, F_FUNCTIONS, TORCH_DTYPES, TORCH_FUNCTIONS,
                           Interpreter, Namespace, _label, _Raised, error_json, parse, run_snippet)
 from ..tracing.torch_runner import tensor_json
-from .limits import DEFAULT_LIMITS
+from .limits import DEFAULT_LIMITS, LimitError
 
 TORCH_VERSION = "2.13.0"
 INSTALL = f"pip install torch=={TORCH_VERSION} --index-url https://download.pytorch.org/whl/cpu"
@@ -123,6 +123,8 @@ def _torch_interpreter_class():
                                   "grad_in": [tensor_json(g) for g in grads]})
 
         def run_pass(self, node, call):
+            if len(self.torch_passes) >= self.limits.passes:
+                raise LimitError.at(node, f"passes are limited to {self.limits.passes}")
             self.rows = rows = []
             try:
                 value, failure = call(), None

@@ -70,12 +70,20 @@ NODE_METHODS = frozenset({"name"})
 # imports a pasted PyTorch snippet starts with; they are accepted and do nothing
 HARMLESS_IMPORTS = {("torch", None), ("torch.nn.functional", "F")}
 
+GRAD_MODES = frozenset({"no_grad", "enable_grad"})  # with torch.no_grad(): ...
+AUG_TARGETS = frozenset({"grad", "data"})  # w.data -= 0.1 * w.grad
+
 ALLOWED = ("A snippet may use: assignments to names; numbers and strings; "
            "torch.tensor(number or nested list, requires_grad=True, dtype=torch.float64); "
-           "+ - * / ** @ and unary minus; calls of torch.<function>, F.<function> and tensor "
-           "methods from the lab's list; x.grad and x.grad_fn; simple indexing x[0]; "
-           ".backward(retain_graph=...); torch.autograd.grad(...); print(...); comments.")
+           "+ - * / ** @ and unary minus; augmented assignment (x += 1, w.data -= 0.1 * w.grad); "
+           "calls of torch.<function>, F.<function> and tensor methods from the lab's list; "
+           "x.grad and x.grad_fn; simple indexing x[0]; .backward(retain_graph=...); "
+           "torch.autograd.grad(...); with torch.no_grad(): / with torch.enable_grad(): blocks; "
+           "for _ in range(k): loops with k a whole number written out (at most "
+           "Limits.loop_iterations); print(...); pass; comments.")
 
+_INPLACE = {ast.Add: operator.iadd, ast.Sub: operator.isub, ast.Mult: operator.imul,
+            ast.Div: operator.itruediv, ast.Pow: operator.ipow, ast.MatMult: operator.imatmul}
 _BINARY = {ast.Add: ("+", operator.add), ast.Sub: ("-", operator.sub),
            ast.Mult: ("*", operator.mul), ast.Div: ("/", operator.truediv),
            ast.Pow: ("**", operator.pow), ast.MatMult: ("@", operator.matmul)}
@@ -85,16 +93,18 @@ _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 _ALLOWED_NODES = (ast.Module, ast.Expr, ast.Assign, ast.Name, ast.Constant, ast.BinOp,
                   ast.UnaryOp, ast.Call, ast.keyword, ast.Attribute, ast.List, ast.Tuple,
                   ast.Subscript, ast.Slice, ast.Load, ast.Store, ast.Import, ast.ImportFrom,
-                  ast.alias, *_BINARY, *_UNARY)
+                  ast.alias, ast.With, ast.withitem, ast.AugAssign, ast.For, ast.Pass,
+                  *_BINARY, *_UNARY)
 
 _FORBIDDEN = {  # what we tell the user when they use one of these
-    ast.For: "loops (for)", ast.AsyncFor: "loops (for)", ast.While: "loops (while)",
+    ast.AsyncFor: "loops (async for)", ast.While: "loops (while)",
+    ast.Break: "break", ast.Continue: "continue", ast.AsyncWith: "async with",
     ast.FunctionDef: "function definitions (def)", ast.AsyncFunctionDef: "function definitions",
     ast.ClassDef: "class definitions", ast.Lambda: "lambda", ast.If: "if statements",
-    ast.IfExp: "conditional expressions", ast.With: "with blocks", ast.Try: "try blocks",
+    ast.IfExp: "conditional expressions", ast.Try: "try blocks",
     ast.ListComp: "comprehensions", ast.SetComp: "comprehensions", ast.DictComp: "comprehensions",
     ast.GeneratorExp: "generator expressions", ast.Compare: "comparisons",
-    ast.BoolOp: "and/or", ast.AugAssign: "augmented assignment (+= etc.)",
+    ast.BoolOp: "and/or",
     ast.JoinedStr: "f-strings", ast.Dict: "dicts", ast.Set: "sets", ast.Starred: "* unpacking",
     ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Delete: "del", ast.Return: "return",
     ast.Raise: "raise", ast.Assert: "assert", ast.Yield: "yield", ast.Await: "await",
@@ -161,9 +171,10 @@ def parse(source, limits=DEFAULT_LIMITS):
         raise SnippetSyntaxError("source code cannot contain null bytes") from None
     except (RecursionError, MemoryError):  # Python's parser recurses on nesting
         raise LimitError("the snippet is nested too deeply to parse") from None
-    if len(tree.body) > limits.statements:
-        extra = tree.body[limits.statements]
-        raise LimitError.at(extra, f"the snippet has {len(tree.body)} statements; the limit is "
+    statements = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]  # blocks' too
+    if len(statements) > limits.statements:
+        extra = statements[limits.statements]
+        raise LimitError.at(extra, f"the snippet has {len(statements)} statements; the limit is "
                                    f"{limits.statements}")
     check_tree(tree, limits)
     return tree
@@ -177,18 +188,18 @@ def check_tree(tree, limits=DEFAULT_LIMITS):
         if depth > limits.nesting:
             raise LimitError.at(node, f"the expression is nested more than {limits.nesting} "
                                       f"levels deep")
-        _check_node(node)
+        _check_node(node, limits)
         for child in ast.iter_child_nodes(node):
             stack.append((child, depth + 1))
 
 
-def _check_node(node):
+def _check_node(node, limits=DEFAULT_LIMITS):
     if not isinstance(node, _ALLOWED_NODES):
         what = _FORBIDDEN.get(type(node))
         if what is None:
             what = f"this construct ({type(node).__name__})"
         raise SnippetError.at(node, f"{what} not allowed here. {ALLOWED}")
-    if isinstance(node, ast.Name) and node.id.startswith("_"):
+    if isinstance(node, ast.Name) and node.id.startswith("_") and node.id != "_":
         raise SnippetError.at(node, f"names starting with '_' are not allowed ({node.id}). "
                                     f"{ALLOWED}")
     if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
@@ -205,6 +216,67 @@ def _check_node(node):
     if isinstance(node, ast.Assign):
         for target in node.targets:
             _check_target(target)
+    if isinstance(node, ast.AugAssign):
+        _check_aug_target(node)
+    if isinstance(node, ast.With):
+        _check_with(node)
+    if isinstance(node, ast.For):
+        _check_for(node, limits)
+
+
+def _check_aug_target(node):
+    if type(node.op) not in _INPLACE:
+        raise SnippetError.at(node, f"augmented assignment works with += -= *= /= **= @=, "
+                                    f"not {type(node.op).__name__}. {ALLOWED}")
+    target = node.target
+    if isinstance(target, ast.Name) or (
+            isinstance(target, ast.Attribute) and target.attr in AUG_TARGETS):
+        return
+    raise SnippetError.at(target, "augmented assignment (+= etc.) works on a name (x += 1), "
+                                  "on x.grad and on x.data, nothing else")
+
+
+def _check_with(node):
+    """``with torch.no_grad():`` or ``with torch.enable_grad():``, nothing else."""
+    item = node.items[0] if len(node.items) == 1 else None
+    call = item.context_expr if item is not None else None
+    if (item is None or item.optional_vars is not None or not isinstance(call, ast.Call)
+            or call.args or call.keywords or not isinstance(call.func, ast.Attribute)
+            or not isinstance(call.func.value, ast.Name) or call.func.value.id != "torch"
+            or call.func.attr not in GRAD_MODES):
+        raise SnippetError.at(node, "with blocks here are `with torch.no_grad():` and "
+                                    "`with torch.enable_grad():` (one of them, without `as`)")
+
+
+def _check_for(node, limits):
+    """``for _ in range(k):`` with k (and a start and step, if given) whole numbers written
+    out, at most ``limits.loop_iterations`` rounds; no ``else``."""
+    iterator = node.iter
+    usage = (f"loops here are `for _ in range(k):` with k a whole number written out, at most "
+             f"{limits.loop_iterations:,}")
+    if not isinstance(node.target, ast.Name) or node.orelse:
+        raise SnippetError.at(node, usage)
+    if not (isinstance(iterator, ast.Call) and isinstance(iterator.func, ast.Name)
+            and iterator.func.id == "range" and 1 <= len(iterator.args) <= 3
+            and not iterator.keywords and all(_literal_int(a) is not None for a in iterator.args)):
+        raise SnippetError.at(node, usage)
+    bounds = [_literal_int(a) for a in iterator.args]
+    if bounds[2:] == [0]:
+        raise SnippetError.at(iterator, "range() arg 3 must not be zero")
+    rounds = len(range(*bounds))
+    if rounds > limits.loop_iterations:
+        raise LimitError.at(iterator, f"this loop would run {rounds:,} times; loops are "
+                                      f"limited to {limits.loop_iterations:,} rounds")
+
+
+def _literal_int(node):
+    """The int a node writes out (``3``, ``-3``), else None."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node, sign = node.operand, -1
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return None
 
 
 def _check_import(node):
@@ -263,10 +335,12 @@ class Interpreter:
         self.env = dict(self.namespaces)
         self.leaves = []  # (name, tensor) in the order they were first named
         self.values = []  # {"name", "line", "tensor"} for each non-leaf tensor assigned
+        self.value_index = {}  # (name, line) -> its index in values
         self.labels = {}  # id(tensor) -> (label, tensor): names for the graph's nodes
         self.passes = []
         self.prints = []
         self.printed_chars = 0
+        self.executed = 0  # statements run, each round of a loop counted
 
     def run(self, tree):
         # Each request is a fresh "process": sequence numbers start at 0, as in a new Python,
@@ -277,9 +351,7 @@ class Interpreter:
         error = None
         with self.library.enable_grad():
             try:
-                for statement in tree.body:
-                    self.execute(statement)
-                    self.budget.check_nodes(self.nodes_created(), statement)
+                self.execute_block(tree.body)
             except _Raised as raised:
                 error = raised
             except MemoryError:
@@ -294,12 +366,28 @@ class Interpreter:
         return _node.peek_sequence_nr() - self.sequence_start
 
     # ------------------------------------------------------------ statements
+    def execute_block(self, statements):
+        for statement in statements:
+            self.executed += 1  # a loop's body counts once per round
+            if self.executed > self.limits.executed_statements:
+                raise LimitError.at(statement, f"the snippet ran more than "
+                                               f"{self.limits.executed_statements:,} statements "
+                                               f"(loops count each round)")
+            self.execute(statement)
+            self.budget.check_nodes(self.nodes_created(), statement)
+
     def execute(self, statement):
-        if isinstance(statement, (ast.Import, ast.ImportFrom)):
-            return  # checked: only the harmless ones get here
+        if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Pass)):
+            return  # checked: only the harmless imports get here
         if isinstance(statement, ast.Expr):
             self.evaluate(statement.value)
             return
+        if isinstance(statement, ast.AugAssign):
+            return self.augmented_assign(statement)
+        if isinstance(statement, ast.With):
+            return self.with_block(statement)
+        if isinstance(statement, ast.For):
+            return self.for_loop(statement)
         # ast.Assign (the only other statement check_tree lets through)
         value = self.evaluate(statement.value)
         for target in statement.targets:
@@ -327,6 +415,59 @@ class Interpreter:
             for name, item in zip(target.elts, value):
                 self.bind(name.id, item, statement)
 
+    def augmented_assign(self, statement):
+        """``x += 1`` is ``x = x.__iadd__(1)``: in place on a tensor (PyTorch's in-place
+        checks apply: a leaf that requires grad, a saved tensor's version), a new value for a
+        number; ``w.data -= ...`` and ``w.grad -= ...`` write the attribute back."""
+        target = statement.target
+        current = self.evaluate(target)  # a Name or x.grad / x.data, read as a value
+        value = self.evaluate(statement.value)
+        symbol = _BINARY[type(statement.op)][0] + "="
+        for side in (current, value):
+            if not _is_number(side) and not isinstance(side, self.Tensor):
+                raise SnippetError.at(statement, f"{symbol} works on numbers and tensors, not "
+                                                 f"on {_type_name(side)}")
+        op = _INPLACE[type(statement.op)]
+        if isinstance(current, self.Tensor) or isinstance(value, self.Tensor):
+            self.check_elementwise(statement, current, value, matmul=symbol == "@=")
+            result = self.produce(statement, lambda: op(current, value))
+        else:
+            if symbol == "**=":
+                check_int_power(current, value, self.limits, statement)
+            if symbol == "@=":
+                self.user_error(statement, TypeError(
+                    f"unsupported operand type(s) for @=: '{_type_name(current)}' and "
+                    f"'{_type_name(value)}'"))
+            result = self.guarded(statement, lambda: op(current, value))
+            check_int(result, self.limits, statement)
+            if isinstance(result, complex):
+                self.user_error(statement, ValueError("the result is a complex number, which "
+                                                      "the lab does not support"))
+        if isinstance(target, ast.Name):
+            self.bind(target.id, result, statement)
+        else:
+            owner = self.evaluate(target.value)
+            if target.attr == "data" and not isinstance(result, self.Tensor):
+                raise SnippetError.at(target, ".data can be set to a tensor")
+            self.guarded(target, lambda: setattr(owner, target.attr, result))
+
+    def with_block(self, statement):
+        """``with torch.no_grad():`` / ``with torch.enable_grad():`` (checked by parse)."""
+        call = statement.items[0].context_expr
+        owner = self.evaluate(call.func.value)
+        if owner is not self.namespaces["torch"]:
+            raise SnippetError.at(call, "torch here must be the torch module")
+        with getattr(self.library, call.func.attr)():
+            self.execute_block(statement.body)
+
+    def for_loop(self, statement):
+        """``for i in range(k):`` (bounds checked by parse; each round's statements count
+        against ``executed_statements``, and what they make against the other limits)."""
+        bounds = [_literal_int(a) for a in statement.iter.args]
+        for i in range(*bounds):
+            self.bind(statement.target.id, i, statement)
+            self.execute_block(statement.body)
+
     def bind(self, name, value, statement):
         self.env[name] = value
         if not isinstance(value, self.Tensor):
@@ -336,7 +477,13 @@ class Interpreter:
             if all(t is not value for _, t in self.leaves):
                 self.leaves.append((name, value))
         else:
-            self.values.append({"name": name, "line": statement.lineno, "tensor": value})
+            # one entry per name and line: a loop's rounds (and y += 1) show the latest value
+            key = (name, statement.lineno)
+            if key in self.value_index:
+                self.values[self.value_index[key]]["tensor"] = value
+            else:
+                self.value_index[key] = len(self.values)
+                self.values.append({"name": name, "line": statement.lineno, "tensor": value})
 
     # ------------------------------------------------------------ expressions
     def evaluate(self, node):
@@ -552,6 +699,10 @@ class Interpreter:
     def run_pass(self, node, call):
         """One ``backward()`` or ``autograd.grad()`` call: the real call, with the engine run
         one node at a time by the stepper, which records every step."""
+        if len(self.passes) >= self.limits.passes:
+            raise LimitError.at(node, f"the snippet calls backward more than "
+                                      f"{self.limits.passes} times; passes are limited to "
+                                      f"{self.limits.passes}")
         with watch_backward(self.mode, _Names(self.labels)) as steppers:
             try:
                 value, failure = call(), None

@@ -15,11 +15,14 @@ from dataclasses import dataclass, replace
 class Limits:
     body_bytes: int = 64 * 1024  # request body (413 above this)
     source_chars: int = 20_000  # snippet text
-    statements: int = 200
+    statements: int = 200  # in the text, the statements inside blocks included
+    loop_iterations: int = 1_000  # rounds of one `for _ in range(k):`
+    executed_statements: int = 5_000  # statements run in all, each round of a loop counted
     nesting: int = 64  # brackets in the text and depth of the syntax tree
     tensor_elements: int = 10_000  # one tensor
     total_elements: int = 200_000  # all tensors a snippet makes, intermediates included
     graph_nodes: int = 500  # backward nodes a snippet may create
+    passes: int = 200  # backward() / autograd.grad() calls (a loop's rounds count)
     matmul_flops: int = 10_000_000
     int_bits: int = 64  # Python integers in the snippet
     print_chars: int = 20_000
