@@ -27,7 +27,7 @@ from starlette.staticfiles import StaticFiles
 
 import gradwalk
 
-from . import figure_routes
+from . import figure_routes, lesson_routes
 from .limits import DEFAULT_LIMITS
 from .openapi import openapi_description
 from .presets import presets
@@ -169,7 +169,8 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, allowed_hosts=None):
+def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, allowed_hosts=None,
+               lessons_dir=None):
     """The lab's ASGI app. ``allowed_hosts``: Host headers to accept (None: any); the CLI
     passes the loopback names when it binds to loopback, which stops DNS-rebinding pages."""
     pool = WorkerPool(pool_size, limits)
@@ -182,6 +183,7 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
     routes += figure_routes.routes  # the figures, the PyTorch check, the profiler view
+    routes += lesson_routes.routes(static_dir, missing_bundle, lessons_dir)  # lessons; the page's paths
     if (static_dir / "index.html").is_file():
         # a Route, not a Mount, so that a wrong method on /api/... gets that route's 405
         routes.append(Route("/{path:path}", StaticFiles(directory=static_dir, html=True),
