@@ -4,6 +4,8 @@ Each test is the kind of line found in tutorials, lecture notebooks and textbook
 keywords, ``torch.func.functional_call``, ``torch.autograd.Variable``, ``nn.utils``, ...), run by
 both libraries; values, shapes and errors must agree.
 """
+import textwrap
+
 import pytest
 import torch  # noqa: F401  (real PyTorch: these tests fail without it)
 
@@ -70,3 +72,105 @@ def test_a_sampler_with_replacement_draws_lazily_as_pytorchs_does():
     """)
     assert gw["sizes"] == pt["sizes"] == (10**10, 2_500_000_000, [(4, 2)] * 3)
     assert gw["in_range"] and pt["in_range"]
+
+
+# ---------------------------------------------------------------- torch.func with modules
+
+MLP = """
+nn, F = torch.nn, torch.nn.functional
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2 = nn.Linear(4, 8), nn.Linear(8, 3)
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x)))
+
+def made(model, spread=1.0):   # the same weights in both libraries (no random draws)
+    model.load_state_dict({k: torch.linspace(-1, spread, v.numel()).reshape(v.shape).cos()
+                           for k, v in model.state_dict().items()})
+    return model
+
+model = made(MLP())
+data, targets = torch.arange(20.).reshape(5, 4) / 10, torch.tensor([0, 1, 2, 1, 0])
+"""
+
+
+def test_per_sample_gradients_with_functional_call_grad_and_vmap():
+    # the per-sample-gradients tutorial: grad of a functional_call'd loss, vmapped over samples
+    gw, pt = run_both(MLP + textwrap.dedent("""
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        buffers = {k: v.detach() for k, v in model.named_buffers()}
+        def compute_loss(params, buffers, sample, target):
+            predictions = torch.func.functional_call(model, (params, buffers), (sample.unsqueeze(0),))
+            return F.cross_entropy(predictions, target.unsqueeze(0))
+        per_sample = torch.func.vmap(torch.func.grad(compute_loss), in_dims=(None, None, 0, 0))(
+            params, buffers, data, targets)
+        zeros = {k: torch.zeros_like(v) for k, v in params.items()}
+        with_zeros = torch.func.functional_call(model, zeros, data[:2])
+        untouched = model.fc1.weight.sum()
+    """))
+    assert list(gw["per_sample"]) == list(pt["per_sample"])
+    for name in pt["per_sample"]:
+        assert_same(gw["per_sample"][name], pt["per_sample"][name], rtol=1e-5, atol=1e-6)
+    assert_same(gw["with_zeros"], pt["with_zeros"])
+    assert_same(gw["untouched"], pt["untouched"], rtol=1e-5)
+
+
+def test_model_ensembling_with_stack_module_state():
+    gw, pt = run_both(MLP + textwrap.dedent("""
+        import copy
+        models = [made(MLP(), 1.0 + i) for i in range(3)]
+        params, buffers = torch.func.stack_module_state(models)
+        shapes = {k: (tuple(v.shape), v.requires_grad, v.is_leaf) for k, v in params.items()}
+        base = copy.deepcopy(models[0])
+        def fmodel(params, buffers, x):
+            return torch.func.functional_call(base, (params, buffers), (x,))
+        ensembled = torch.func.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, data)
+        one_by_one = torch.stack([m(data) for m in models])
+    """))
+    assert gw["shapes"] == pt["shapes"]
+    assert_same(gw["ensembled"], pt["ensembled"], rtol=1e-5, atol=1e-5)
+    assert_same(gw["ensembled"], gw["one_by_one"], rtol=1e-5, atol=1e-5)
+
+
+def test_functional_call_strict_names_the_keys():
+    for library in ("gradwalk", "torch"):
+        with pytest.raises(RuntimeError, match=r"Unexpected key\(s\): 'nope'\.\n\tMissing key\(s\): "
+                                               r"'fc1.bias', 'fc1.weight', 'fc2.bias', 'fc2.weight'\."):
+            run_in(library, MLP + "torch.func.functional_call(model, {'nope': torch.ones(1)}, data, strict=True)")
+
+
+# ---------------------------------------------------------------- torch.autograd's old names
+
+def test_variable_is_a_new_leaf_sharing_memory():
+    gw, pt = run_both("""
+        import warnings
+        from_autograd = torch.autograd
+        a = torch.ones(2, requires_grad=True)
+        b = a * 2
+        v = from_autograd.Variable(b)
+        w = from_autograd.Variable(b, requires_grad=True)
+        (w * 3).sum().backward()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = from_autograd.Variable(torch.ones(2), volatile=True)
+        facts = (v.is_leaf, v.requires_grad, v.data_ptr() == b.data_ptr(), w.is_leaf,
+                 isinstance(a, from_autograd.Variable), isinstance(3, from_autograd.Variable),
+                 [str(c.message) for c in caught], a.grad)
+    """)
+    assert gw["facts"] == pt["facts"]
+    assert_same(gw["w"].grad, pt["w"].grad)
+    for library in ("gradwalk", "torch"):
+        with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+            run_in(library, "torch.autograd.Variable([1., 2.])")
+
+
+def test_autograd_profiler_is_an_attribute():
+    gw, pt = run_both("""
+        x = torch.ones(3, requires_grad=True)
+        with torch.autograd.profiler.profile() as prof:
+            with torch.autograd.profiler.record_function("my_block"):
+                (x * 2).sum().backward()
+        names = {e.key for e in prof.key_averages()}
+    """)
+    assert "my_block" in gw["names"] and "my_block" in pt["names"]

@@ -208,3 +208,13 @@ from .stepper import Stepper, stepper, watch_backward  # noqa: E402,F401
 from . import forward_ad, functional  # noqa: E402,F401
 from .function import Function, once_differentiable  # noqa: E402,F401
 from .gradcheck import gradcheck, gradcheck_sweep, gradgradcheck  # noqa: E402,F401
+from .variable import Variable  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # torch.autograd.profiler without an import (gradwalk.profiler loads on first use)
+    if name == "profiler":
+        import importlib
+
+        return importlib.import_module(".profiler", __name__)
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -406,7 +406,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 f"vmap({getattr(func, '__name__', func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
                 f"compatible with the structure of `inputs`. in_dims has structure {len(dims)} but inputs "
                 f"has structure {len(args)}.")
-        sizes = {a.shape[d] for a, d in zip(args, dims) if d is not None and _is_tensor(a)}
+        sizes = {leaf.shape[d] for a, d in zip(args, dims) if d is not None
+                 for leaf in _flatten(a)[0] if _is_tensor(leaf)}
         if not sizes:
             raise ValueError(f"vmap({getattr(func, '__name__', func)}, in_dims={in_dims}, ...)(<inputs>): "
                              "Got in_dims=None for all inputs; at least one input must be mapped over.")
@@ -416,7 +417,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"{sorted(sizes)} for the mapped dimension")
         results = []
         for i in range(sizes.pop()):
-            sliced = [a.select(d, i) if d is not None and _is_tensor(a) else a for a, d in zip(args, dims)]
+            sliced = [a if d is None else _map(lambda t: t.select(d, i) if _is_tensor(t) else t, a)
+                      for a, d in zip(args, dims)]  # a dict of parameters is mapped leaf by leaf
             results.append(func(*sliced, **kwargs))
         leaves_per_call = [_flatten(r)[0] for r in results]
         spec = _flatten(results[0])[1]
@@ -428,4 +430,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return wrapper
 
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap"]
+from .functional_call import functional_call, stack_module_state  # noqa: E402
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call", "stack_module_state"]

@@ -185,7 +185,7 @@ class Erf(Op):
     name = "ErfBackward0"
 
     def forward(x):
-        return _erf(x.astype(np.float64)).astype(x.dtype)
+        return np.asarray(_erf(x.astype(np.float64)), dtype=x.dtype)
 
     def save(ctx, x, out):
         ctx.save(self=x)
@@ -284,7 +284,7 @@ class Erfc(Op):
     name = "ErfcBackward0"
 
     def forward(x):
-        return _erfc(x.astype(np.float64)).astype(x.dtype)
+        return np.asarray(_erfc(x.astype(np.float64)), dtype=x.dtype)
 
     def save(ctx, x, out):
         ctx.save(self=x)
@@ -329,7 +329,7 @@ class Erfinv(Op):
     name = "ErfinvBackward0"
 
     def forward(x):
-        return _erfinv(x.astype(np.float64)).astype(x.dtype)
+        return np.asarray(_erfinv(x.astype(np.float64)), dtype=x.dtype)
 
     def save(ctx, x, out):
         ctx.save(self=x)  # PyTorch saves only self, and computes erfinv again in backward
