@@ -24,6 +24,13 @@ async function readJson(response: Response): Promise<unknown> {
 }
 
 function failure(status: number, body: unknown): ApiFailure {
+  // A refused snippet (docs/lab-api.md: 400/413/422) carries its error with line and column:
+  // shown as the snippet's error, on its line.
+  const error = body && typeof body === "object" && "error" in body ? (body as { error: unknown }).error : null;
+  if (error && typeof error === "object" && typeof (error as ApiError).type === "string" && typeof (error as ApiError).message === "string") {
+    const e = error as ApiError;
+    return new ApiFailure({ type: e.type, message: e.message, line: e.line ?? null, col: e.col ?? null, status });
+  }
   // Starlette's HTTPException gives {"detail": ...}; anything else is shown as it came.
   const detail =
     body && typeof body === "object" && "detail" in body ? (body as { detail: unknown }).detail : body;
@@ -43,8 +50,10 @@ export async function fetchPresets(): Promise<Preset[]> {
 }
 
 /** POST /api/run; `sequenceStart` > 0 continues the sequence numbers of an earlier run. */
-export async function runSnippet(source: string, mode: Mode, sequenceStart = 0): Promise<RunResponse> {
-  const request: RunRequest = sequenceStart ? { source, mode, sequence_start: sequenceStart } : { source, mode };
+export async function runSnippet(source: string, mode: Mode, sequenceStart = 0, earlierPasses = 0): Promise<RunResponse> {
+  const request: RunRequest = { source, mode };
+  if (sequenceStart) request.sequence_start = sequenceStart;
+  if (earlierPasses) request.earlier_passes = earlierPasses;
   let response: Response;
   try {
     response = await fetch("/api/run", {

@@ -99,7 +99,11 @@ export function createControls(handlers: ControlHandlers): Controls {
   setPlaying(false);
 
   document.addEventListener("keydown", (event) => {
+    // The editor's own keymap runs the snippet on Ctrl+Enter and marks the event handled:
+    // running it here as well ran every snippet twice.
+    if (event.defaultPrevented) return;
     if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+      if ((event.target as HTMLElement | null)?.closest?.(".cm-editor")) return;
       event.preventDefault();
       handlers.run();
       return;
@@ -108,6 +112,8 @@ export function createControls(handlers: ControlHandlers): Controls {
     const target = event.target as HTMLElement | null;
     // Keys typed into the editor or a form field belong to it (a checkbox only uses space).
     if (target?.closest('.cm-editor, select, textarea, [contenteditable], input:not([type="checkbox"])')) return;
+    // Keys only step the lab while the lab is the page shown (not a figure or a lesson).
+    if (stepBtn.closest("[hidden]")) return;
     // Space and Enter on a focused button or checkbox already press it.
     if ((event.key === " " || event.key === "Enter") && target?.closest("button, a, summary, input")) return;
     const actions: Record<string, () => void> = {

@@ -4,30 +4,48 @@
 import { EditorView, basicSetup } from "codemirror";
 import { python } from "@codemirror/lang-python";
 import { Prec, StateEffect, StateField, type Extension } from "@codemirror/state";
-import { Decoration, type DecorationSet, keymap } from "@codemirror/view";
+import { Decoration, type DecorationSet, WidgetType, keymap } from "@codemirror/view";
 
 export interface Editor {
   getText(): string;
   setText(text: string): void;
-  /** Mark one line (1-based) as the error line, or clear it with null. */
-  markError(line: number | null): void;
+  /** Mark one line (1-based) as the error line, with the message under it (and the column it
+   *  points at), and scroll it into view; null clears it. */
+  markError(line: number | null, message?: string, col?: number | null): void;
   /** Mark the source line of what is being stepped, or clear it with null. */
   markActive(line: number | null): void;
   focus(): void;
 }
 
-type Marks = { error: number | null; active: number | null };
+type Marks = { error: number | null; active: number | null; message: string; col: number | null };
 const setMarks = StateEffect.define<Partial<Marks>>();
 
 const errorLine = Decoration.line({ class: "cm-error-line" });
 const activeLine = Decoration.line({ class: "cm-op-line" });
 
+/** The error's message, written in the editor right under the line it is about. */
+class ErrorWidget extends WidgetType {
+  constructor(readonly message: string, readonly col: number | null) {
+    super();
+  }
+  eq(other: ErrorWidget): boolean {
+    return other.message === this.message && other.col === this.col;
+  }
+  toDOM(): HTMLElement {
+    const el = document.createElement("div");
+    el.className = "cm-error-message";
+    el.setAttribute("role", "note");
+    el.textContent = `${this.col != null ? `↑ col ${this.col}: ` : "↑ "}${this.message}`;
+    return el;
+  }
+}
+
 /** The two marks live in editor state so they move with edits; any edit clears the error mark. */
 const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
-  create: () => ({ marks: { error: null, active: null }, deco: Decoration.none }),
+  create: () => ({ marks: { error: null, active: null, message: "", col: null }, deco: Decoration.none }),
   update(value, tr) {
     let marks = value.marks;
-    if (tr.docChanged) marks = { error: null, active: null };
+    if (tr.docChanged) marks = { error: null, active: null, message: "", col: null };
     for (const effect of tr.effects) if (effect.is(setMarks)) marks = { ...marks, ...effect.value };
     if (marks === value.marks && !tr.docChanged) return value;
     const doc = tr.state.doc;
@@ -39,6 +57,10 @@ const marksField = StateField.define<{ marks: Marks; deco: DecorationSet }>({
       ...(valid(marks.error) ? [{ line: marks.error, deco: errorLine }] : []),
     ].sort((a, b) => a.line - b.line);
     for (const { line, deco } of lines) ranges.push(deco.range(doc.line(line).from));
+    if (valid(marks.error) && marks.message) {
+      const widget = Decoration.widget({ widget: new ErrorWidget(marks.message, marks.col), block: true, side: 1 });
+      ranges.push(widget.range(doc.line(marks.error).to));
+    }
     return { marks, deco: Decoration.set(ranges, true) };
   },
   provide: (field) => EditorView.decorations.from(field, (value) => value.deco),
@@ -50,6 +72,10 @@ const theme = EditorView.theme({
   ".cm-content": { padding: "8px 0" },
   ".cm-error-line": { backgroundColor: "var(--error-bg)", boxShadow: "inset 3px 0 0 var(--error)" },
   ".cm-op-line": { backgroundColor: "var(--current-bg)" },
+  ".cm-error-message": {
+    margin: "0 0 2px 6px", padding: "2px 8px", borderRadius: "4px", fontFamily: "var(--sans)", fontSize: "13px",
+    whiteSpace: "pre-wrap", color: "var(--error)", backgroundColor: "var(--error-bg)", borderLeft: "3px solid var(--error)",
+  },
 });
 
 export function createEditor(parent: HTMLElement, text: string, onRun: () => void): Editor {
@@ -82,8 +108,11 @@ export function createEditor(parent: HTMLElement, text: string, onRun: () => voi
     setText(newText: string) {
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: newText } });
     },
-    markError(line) {
-      view.dispatch({ effects: setMarks.of({ error: line }) });
+    markError(line, message = "", col = null) {
+      const valid = line != null && line >= 1 && line <= view.state.doc.lines;
+      const effects: StateEffect<unknown>[] = [setMarks.of({ error: line, message, col })];
+      if (valid) effects.push(EditorView.scrollIntoView(view.state.doc.line(line).from, { y: "center" }));
+      view.dispatch({ effects });
       if (line == null) delete dataset.errorLine;
       else dataset.errorLine = String(line);
     },

@@ -242,7 +242,7 @@ export function renderGraph(container: HTMLElement, pass: Pass, run: RunResponse
   return { pass, svg, width, height, nodes, edges };
 }
 
-const STATES = ["waiting", "ready", "current", "done"] as const;
+const STATES = ["waiting", "ready", "pending", "current", "done"] as const;
 
 /** Bring the drawn graph up to date with one frame. */
 export function updateGraph(view: GraphView, state: PassState): void {
@@ -251,6 +251,7 @@ export function updateGraph(view: GraphView, state: PassState): void {
     nv.g.classList.remove(...STATES);
     nv.g.classList.add(status);
     nv.g.dataset.state = status;
+    nv.g.classList.toggle("next", state.next === id);
     nv.g.dataset.deps = String(state.dependencies.get(id) ?? 0);
 
     const grad = state.nodeGrad.get(id) ?? null;

@@ -7,6 +7,7 @@ import { ApiFailure, fetchPresets, runSnippet } from "./api";
 import { createControls } from "./controls";
 import { fill, empty } from "./dom";
 import { createEditor } from "./editor";
+import { addPanelHelp, createGuide } from "./guide";
 import { loadGraphviz, renderGraph, updateGraph, type GraphView } from "./graph";
 import { buildMenu, startRouter } from "./figures/index";
 import { createZoom } from "./zoom";
@@ -17,7 +18,7 @@ import { renderDeps } from "./panels/deps";
 import { collectErrors, renderErrors } from "./panels/error";
 import { renderLeafGrads } from "./panels/leafgrads";
 import { renderLog } from "./panels/log";
-import { nodeById } from "./panels/names";
+import { nodeById, nodeName } from "./panels/names";
 import { renderQueue } from "./panels/queue";
 import { renderSaved } from "./panels/saved";
 import { buildFrames, stateAt, type Frame, type PassState } from "./timeline";
@@ -48,6 +49,8 @@ const els = {
   log: $("log"),
   error: $("error"),
   announce: $("announce"),
+  orderNote: $("order-note"),
+  legendReady: $("legend-ready"),
 };
 
 // ---- page state -------------------------------------------------------------------------
@@ -58,6 +61,10 @@ let cursor = 0;
 let graphView: GraphView | null = null;
 let latestRequest = 0;
 let runsDone = 0;
+/** forward+backward passes run before this one, .grad kept ("New forward pass"; 0 for Run) */
+let earlierPasses = 0;
+/** in micrograd's order: PyTorch's order of the same snippet, to mark where the two differ */
+let pytorchOrder: { label: string; nodes: string[][]; names: string[][] } | null = null;
 
 const zoom = createZoom(els.graph, {
   fit: $("zoom-fit") as HTMLButtonElement,
@@ -65,6 +72,8 @@ const zoom = createZoom(els.graph, {
   zoomIn: $("zoom-in") as HTMLButtonElement,
   zoomOut: $("zoom-out") as HTMLButtonElement,
   readout: $("zoom-level"),
+  follow: $("zoom-follow") as HTMLButtonElement,
+  overview: $("overview"),
 });
 const editor = createEditor(els.editor, "", () => void runSource());
 const controls = createControls({
@@ -86,17 +95,29 @@ function setBusy(busy: boolean): void {
 }
 
 /** POST the editor's text; show the first pass (or the last one, for "backward() again").
- *  `sequenceStart`: where the sequence numbers start (0 unless "New forward pass"). */
-async function runSource(options: { showLastPass?: boolean; sequenceStart?: number } = {}): Promise<void> {
+ *  `sequenceStart`: where the sequence numbers start (0 unless "New forward pass");
+ *  `earlier`: how many forward+backward passes of the snippet ran before (.grad kept). */
+async function runSource(options: { showLastPass?: boolean; sequenceStart?: number; earlier?: number } = {}): Promise<void> {
   const source = editor.getText();
   const sequenceStart = options.sequenceStart ?? 0;
+  const earlier = options.earlier ?? 0;
   const request = ++latestRequest;
   controls.stopPlay();
+  compare.sourceChanged(source);
+  profile.sourceChanged(source);
   setBusy(true);
   let response: RunResponse | null = null;
   let error: ApiError | null = null;
+  let other: RunResponse | null = null;
   try {
-    response = await runSnippet(source, currentMode(), sequenceStart);
+    const mode = currentMode();
+    const [mine, theirs] = await Promise.all([
+      runSnippet(source, mode, sequenceStart, earlier),
+      // micrograd's order is shown beside PyTorch's: where the two orders differ
+      mode === "topo" ? runSnippet(source, "pytorch", sequenceStart, earlier).catch(() => null) : Promise.resolve(null),
+    ]);
+    response = mine;
+    other = theirs;
   } catch (e) {
     error =
       e instanceof ApiFailure ? e.error : { type: "Error", message: String(e), line: null, col: null };
@@ -104,6 +125,14 @@ async function runSource(options: { showLastPass?: boolean; sequenceStart?: numb
   if (request !== latestRequest) return; // a newer run has started; drop this answer
   run = response;
   failure = error;
+  earlierPasses = run ? earlier : 0;
+  pytorchOrder = other
+    ? {
+        label: "PyTorch",
+        nodes: other.passes.map((p) => p.steps.map((st) => st.node)),
+        names: other.passes.map((p) => p.steps.map((st) => nodeName(p.graph, st.node))),
+      }
+    : null;
   frames = run ? buildFrames(run) : [];
   cursor = 0;
   if (options.showLastPass && run && run.passes.length > 1) {
@@ -115,7 +144,8 @@ async function runSource(options: { showLastPass?: boolean; sequenceStart?: numb
 
   const errors = collectErrors(run, failure);
   renderErrors(els.error, errors);
-  editor.markError(errors.find((e) => e.line != null)?.line ?? null);
+  const marked = errors.find((e) => e.line != null);
+  editor.markError(marked?.line ?? null, marked ? `${marked.error.type}: ${marked.error.message}` : "", marked?.error.col ?? null);
   render();
   setBusy(false);
   document.body.dataset.sequenceStart = String(sequenceStart);
@@ -133,7 +163,11 @@ function moveTo(target: number): boolean {
 }
 
 function positionLabel(frame: Frame | null): string {
-  if (!run) return failure ? "The request failed" : "No run yet";
+  if (!run) {
+    if (!failure) return "No run yet";
+    if (failure.status != null && failure.status < 500) return failure.line != null ? `Not run: ${failure.type} at line ${failure.line}` : `Not run: ${failure.type}`;
+    return "The lab could not answer";
+  }
   if (!frame) return run.error ? "The snippet failed before backward()" : "The snippet never called backward()";
   const pass = run.passes[frame.pass];
   const head = `Pass ${frame.pass + 1} of ${run.passes.length}`;
@@ -165,6 +199,7 @@ function render(): void {
       zoom.attach(graphView.svg, graphView.width, graphView.height);
     }
     updateGraph(graphView, state);
+    zoom.refresh();
     // Keep the node being run in view (at the start of a pass: the root).
     zoom.follow(graphView.nodes.get(state.step?.node ?? state.graph.root)?.g ?? null);
     const where = state.pass.line != null ? ` · line ${state.pass.line}` : "";
@@ -182,8 +217,9 @@ function render(): void {
   renderDeps(els.deps, state);
   renderBuffers(els.buffers, state);
   renderSaved(els.saved, state);
-  renderLeafGrads(els.leafgrads, state, run);
-  renderLog(els.log, run, frame);
+  renderLeafGrads(els.leafgrads, state, run, earlierPasses);
+  renderLog(els.log, run, frame, mode === "topo" ? pytorchOrder : null);
+  renderOrderNote(mode);
 
   const label = positionLabel(frame);
   controls.update({ cursor, count: frames.length, label });
@@ -199,11 +235,37 @@ function render(): void {
   body.stepError = frame?.error ? "1" : "0";
 }
 
+/** In micrograd's order: where it first parts from PyTorch's ready queue (same gradients). */
+function renderOrderNote(mode: Mode): void {
+  els.legendReady.textContent = mode === "topo" ? "still to run (topological order)" : "in ready queue";
+  const note = els.orderNote;
+  if (mode !== "topo" || !run || !pytorchOrder) {
+    note.hidden = true;
+    return;
+  }
+  const parts: string[] = [];
+  run.passes.forEach((pass, p) => {
+    const theirs = pytorchOrder!.nodes[p] ?? [];
+    const k = pass.steps.findIndex((st, i) => theirs[i] !== st.node);
+    if (k < 0) return;
+    const where = run!.passes.length > 1 ? `pass ${p + 1}, ` : "";
+    parts.push(`${where}step ${k + 1}: micrograd runs ${nodeName(pass.graph, pass.steps[k].node)}, PyTorch's ready queue runs ${pytorchOrder!.names[p][k] ?? "nothing"}`);
+  });
+  note.hidden = false;
+  note.textContent = parts.length
+    ? `micrograd's order differs from PyTorch's from ${parts.join("; ")}. Steps run in another order are marked in the step log; the gradients are the same.`
+    : "micrograd's topological order runs the nodes in the same order as PyTorch's ready queue for this snippet.";
+  note.dataset.differs = parts.length ? "1" : "0";
+}
+
 // ---- buttons ----------------------------------------------------------------------------
 els.run.addEventListener("click", () => void runSource());
 // PyTorch's sequence counter keeps growing from one graph to the next: the new graph's nodes
-// get the numbers after the last run's (Run and the other buttons start again at 0).
-els.newforward.addEventListener("click", () => void runSource({ sequenceStart: run?.next_sequence_nr ?? 0 }));
+// get the numbers after the last run's, and the leaves keep their .grad, which this pass adds
+// into (Run and the other buttons start again at 0, .grad None).
+els.newforward.addEventListener("click", () =>
+  void runSource({ sequenceStart: run?.next_sequence_nr ?? 0, earlier: run ? earlierPasses + 1 : 0 }),
+);
 els.mode.addEventListener("change", () => void runSource());
 els.retain.addEventListener("change", () => {
   editor.setText(setRetainGraph(editor.getText(), els.retain.checked));
@@ -231,8 +293,13 @@ els.preset.addEventListener("change", () => {
 });
 
 // ---- the PyTorch check, the profiler, and the figure pages -------------------------------------
-createComparePanel($("compare"), $("compare-run") as HTMLButtonElement, () => editor.getText());
-createProfilePanel($("profile"), $("profile-run") as HTMLButtonElement, $("profile-download") as HTMLButtonElement, () => editor.getText());
+const compare = createComparePanel($("compare"), $("compare-run") as HTMLButtonElement, () => editor.getText());
+const profile = createProfilePanel($("profile"), $("profile-run") as HTMLButtonElement, $("profile-download") as HTMLButtonElement, () => editor.getText());
+
+// ---- first steps: the guide and a "?" on every panel --------------------------------------------
+addPanelHelp();
+createGuide($("lab-page"), $("guide-open") as HTMLButtonElement);
+
 buildMenu($("menu"));
 startRouter($("menu"), [$("lab-page"), $("lab-tools")], $("figure-page"));
 

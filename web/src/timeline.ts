@@ -4,6 +4,13 @@
 // frame "0 steps applied" (the graph as it stood, the root in the ready queue with the seed),
 // then one frame after each STEP, then (if the pass raised) one frame showing its error.
 // Everything a frame shows is read from the records; the page computes no gradients itself.
+//
+// The two engines' records mean different things, and a frame never looks ahead:
+// - mode "pytorch": `ready` is the ready queue; a node in it has its complete input buffer
+//   (no gradient can arrive at a node whose dependency count is 0), which the records give in
+//   the step that pops it, so that one value is read from the step ahead.
+// - mode "topo" (micrograd): there is no ready queue; `ready` is the rest of the topological
+//   order, and `buffers` is every gradient summed into a node so far. Nothing is read ahead.
 
 import type { Buffer, DependencyChange, Graph, GraphEdge, Pass, ReadyEntry, RunResponse, Step, Tensor } from "./types";
 
@@ -29,7 +36,8 @@ export function edgeKey(edge: GraphEdge): string {
   return `${edge.from}>${edge.to}#${edge.output}`;
 }
 
-export type NodeStatus = "waiting" | "ready" | "current" | "done";
+/** "ready": in PyTorch's ready queue; "pending": still to run in micrograd's topological order. */
+export type NodeStatus = "waiting" | "ready" | "pending" | "current" | "done";
 
 export interface PassState {
   frame: Frame;
@@ -38,7 +46,10 @@ export interface PassState {
   /** the step that produced this frame (null before the first step) */
   step: Step | null;
   status: Map<string, NodeStatus>;
+  /** the queue (pytorch) or the rest of the topological order (topo), next first */
   ready: ReadyEntry[];
+  /** the node the next step runs (null at the end) */
+  next: string | null;
   dependencies: Map<string, number>;
   /** dependency counts changed by this step */
   dependencyChanges: DependencyChange[];
@@ -72,10 +83,11 @@ export function matchGradsOut(graph: Graph, step: Step): { edge: GraphEdge; valu
   return matched;
 }
 
-/** The leaf .grad values as they stood before pass p started. */
-function gradsBefore(run: RunResponse, p: number): Map<string, Tensor | null> {
+/** The leaf .grad values as they stood before pass p started (before the first pass: what
+ *  earlier forward passes left there, `grad_before`, or None). */
+export function gradsBefore(run: RunResponse, p: number): Map<string, Tensor | null> {
   const grads = new Map<string, Tensor | null>();
-  for (const leaf of run.leaves) grads.set(leaf.name, null);
+  for (const leaf of run.leaves) grads.set(leaf.name, leaf.grad_before ?? null);
   if (p > 0) for (const [name, value] of Object.entries(run.passes[p - 1].grads)) grads.set(name, value);
   return grads;
 }
@@ -114,13 +126,14 @@ export function stateAt(run: RunResponse, frame: Frame): PassState {
       })();
   const buffers = step ? step.buffers : [];
   const readyIds = new Set(ready.map((r) => r.node));
+  const topo = run.mode === "topo";
 
   const status = new Map<string, NodeStatus>();
   for (const node of graph.nodes) {
     let st: NodeStatus = "waiting";
     if (step && node.id === step.node) st = "current";
     else if (popped.has(node.id)) st = "done";
-    else if (readyIds.has(node.id)) st = "ready";
+    else if (readyIds.has(node.id)) st = topo ? "pending" : "ready";
     status.set(node.id, st);
   }
 
@@ -131,7 +144,10 @@ export function stateAt(run: RunResponse, frame: Frame): PassState {
     const ran = popped.get(node.id);
     if (ran) grad = ran.grad_in;
     else if (bufferOf.has(node.id)) grad = bufferOf.get(node.id) ?? null;
-    else if (readyIds.has(node.id)) {
+    else if (topo) {
+      // micrograd's order: only what has been summed so far (buffers); at the start, the seed
+      if (node.id === graph.root && !step) grad = [graph.seed];
+    } else if (readyIds.has(node.id)) {
       // A ready node's buffer is complete; the records give it when the node is popped.
       const later = pass.steps.slice(frame.applied).find((s) => s.node === node.id);
       if (later) grad = later.grad_in;
@@ -151,6 +167,7 @@ export function stateAt(run: RunResponse, frame: Frame): PassState {
     step,
     status,
     ready,
+    next: frame.error ? null : (pass.steps[frame.applied]?.node ?? null),
     dependencies,
     dependencyChanges: step ? step.dependencies : [],
     buffers,

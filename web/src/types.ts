@@ -17,12 +17,17 @@ export interface ApiError {
   message: string;
   line: number | null;
   col: number | null;
+  /** the HTTP status of a refusal (the page's own field: a snippet the lab would not run) */
+  status?: number;
 }
 
 export interface Leaf {
   name: string;
   value: Tensor;
   grad: Tensor | null;
+  /** .grad when the snippet's first backward() began: what `earlier_passes` forward+backward
+   *  passes of the same snippet left there (absent or null: None) */
+  grad_before?: Tensor | null;
   node: string | null;
 }
 
@@ -146,6 +151,8 @@ export interface RunRequest {
   mode: Mode;
   /** the sequence counter's value when the snippet starts (default 0, a fresh Python) */
   sequence_start?: number;
+  /** how many times the snippet's forward+backward ran before, keeping .grad (default 0) */
+  earlier_passes?: number;
 }
 
 export interface Preset {

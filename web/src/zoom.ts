@@ -1,14 +1,18 @@
-// Zoom and scroll for the graph panel. The SVG is drawn at a scale of its natural size: "fit"
-// shrinks it to the panel, but never below MIN_FIT (smaller labels are unreadable), so a big
-// graph scrolls, both ways, instead. The buttons (Fit / 100% / − / +) set the scale by hand.
-// As the user steps, `follow` scrolls the node being run into view, smoothly, and only when it
-// is not already in view (a long way, e.g. "Run to end", jumps).
+// Zoom, scroll and overview for the graph panel. The SVG is drawn at a scale of its natural size:
+// - "auto" (the start): fit the panel, but never below MIN_READABLE (smaller labels are
+//   unreadable), so a big graph scrolls, both ways, with an overview in the corner;
+// - "fit" (the Fit button): the whole graph in the panel, however small that makes it;
+// - a number: 100% / − / + by hand.
+// As the user steps, `follow` scrolls the node being run into view (the Follow button turns that
+// off), smoothly, and only when it is not already in view (a long way, e.g. "Run to end", jumps).
+// The overview is a small copy of the graph with the visible part boxed: drag or click it to move.
 
-const MIN_FIT = 0.75;
-const MIN_SCALE = 0.3;
+const MIN_READABLE = 0.75;
+const MIN_SCALE = 0.05;
 const MAX_SCALE = 2.5;
 const STEP = 1.25;
 const EDGE = 8; // px: a node this close to the edge of the view still counts as in view
+const OVERVIEW = 150; // px: the overview's longer side
 
 export interface ZoomButtons {
   fit: HTMLButtonElement;
@@ -16,6 +20,8 @@ export interface ZoomButtons {
   zoomIn: HTMLButtonElement;
   zoomOut: HTMLButtonElement;
   readout: HTMLElement;
+  follow?: HTMLButtonElement;
+  overview?: HTMLElement;
 }
 
 export interface Zoom {
@@ -23,8 +29,10 @@ export interface Zoom {
   attach(svg: SVGSVGElement, width: number, height: number): void;
   /** Forget the SVG (the panel shows something else). */
   detach(): void;
-  /** Keep `target` (a node of the SVG) in view. */
+  /** Keep `target` (a node of the SVG) in view, when Follow is on. */
   follow(target: Element | null): void;
+  /** The SVG's classes changed (a step): bring the overview up to date. */
+  refresh(): void;
 }
 
 function reducedMotion(): boolean {
@@ -34,10 +42,72 @@ function reducedMotion(): boolean {
 export function createZoom(scroller: HTMLElement, buttons: ZoomButtons): Zoom {
   let svg: SVGSVGElement | null = null;
   let natural = { width: 0, height: 0 };
-  let mode: "fit" | number = "fit";
+  let mode: "auto" | "fit" | number = "auto";
   let scale = 1;
+  let following = true;
   let fresh = false; // the SVG was just attached: the first follow jumps instead of scrolling
 
+  // ---- the overview --------------------------------------------------------------------
+  const overview = buttons.overview ?? null;
+  let mini: SVGSVGElement | null = null;
+  let miniNodes: SVGGElement[] = [];
+  const box = document.createElement("div");
+  box.className = "overview-box";
+  overview?.setAttribute("aria-hidden", "true"); // a pointer aid: the keyboard has Fit and scrolling
+
+  function buildOverview(): void {
+    if (!overview || !svg) return;
+    mini = svg.cloneNode(true) as SVGSVGElement;
+    for (const el of mini.querySelectorAll("[id]")) el.removeAttribute("id");
+    for (const el of mini.querySelectorAll("text, title")) el.remove();
+    mini.removeAttribute("role");
+    mini.removeAttribute("aria-label");
+    const k = OVERVIEW / Math.max(natural.width, natural.height);
+    mini.setAttribute("width", String(Math.max(1, Math.round(natural.width * k))));
+    mini.setAttribute("height", String(Math.max(1, Math.round(natural.height * k))));
+    miniNodes = Array.from(mini.querySelectorAll<SVGGElement>("g.node"));
+    overview.replaceChildren(mini, box);
+  }
+
+  function syncOverview(): void {
+    if (!overview) return;
+    const overflows = !!svg && (scroller.scrollWidth > scroller.clientWidth + 2 || scroller.scrollHeight > scroller.clientHeight + 2);
+    overview.hidden = !overflows;
+    scroller.dataset.overview = overflows ? "1" : "0";
+    if (!overflows || !mini) return;
+    const big = svg!.querySelectorAll<SVGGElement>("g.node");
+    miniNodes.forEach((g, i) => g.setAttribute("class", big[i]?.getAttribute("class") ?? "node"));
+    const k = Number(mini.getAttribute("width")) / Math.max(1, scroller.scrollWidth);
+    const kh = Number(mini.getAttribute("height")) / Math.max(1, scroller.scrollHeight);
+    box.style.left = `${scroller.scrollLeft * k}px`;
+    box.style.top = `${scroller.scrollTop * kh}px`;
+    box.style.width = `${Math.min(scroller.clientWidth, scroller.scrollWidth) * k}px`;
+    box.style.height = `${Math.min(scroller.clientHeight, scroller.scrollHeight) * kh}px`;
+  }
+
+  function moveFromOverview(event: PointerEvent): void {
+    if (!overview || !mini) return;
+    const r = mini.getBoundingClientRect();
+    const fx = (event.clientX - r.left) / Math.max(1, r.width);
+    const fy = (event.clientY - r.top) / Math.max(1, r.height);
+    scroller.scrollLeft = fx * scroller.scrollWidth - scroller.clientWidth / 2;
+    scroller.scrollTop = fy * scroller.scrollHeight - scroller.clientHeight / 2;
+  }
+  if (overview) {
+    let dragging = false;
+    overview.addEventListener("pointerdown", (e) => {
+      dragging = true;
+      overview.setPointerCapture?.(e.pointerId);
+      moveFromOverview(e);
+      e.preventDefault();
+    });
+    overview.addEventListener("pointermove", (e) => dragging && moveFromOverview(e));
+    overview.addEventListener("pointerup", () => (dragging = false));
+    overview.addEventListener("pointercancel", () => (dragging = false));
+  }
+  scroller.addEventListener("scroll", syncOverview, { passive: true });
+
+  // ---- scale ---------------------------------------------------------------------------
   /** The room the scroller gives its content: its width, and its height or max-height. */
   function room(): { width: number; height: number } {
     const style = getComputedStyle(scroller);
@@ -48,27 +118,29 @@ export function createZoom(scroller: HTMLElement, buttons: ZoomButtons): Zoom {
     return { width: scroller.clientWidth - padX, height: height - padY };
   }
 
-  function fitScale(): number {
+  function fitScale(floor: number): number {
     if (!natural.width || !natural.height) return 1;
     const { width, height } = room();
     const fits = Math.min(width / natural.width, height / natural.height);
-    return Math.max(MIN_FIT, Math.min(1, fits));
+    return Math.max(floor, Math.min(1, fits));
   }
 
   function apply(): void {
-    scale = mode === "fit" ? fitScale() : mode;
+    scale = mode === "auto" ? fitScale(MIN_READABLE) : mode === "fit" ? fitScale(MIN_SCALE) : mode;
     buttons.readout.textContent = `${Math.round(scale * 100)}%`;
     buttons.fit.setAttribute("aria-pressed", mode === "fit" ? "true" : "false");
     buttons.zoomIn.setAttribute("aria-disabled", scale >= MAX_SCALE ? "true" : "false");
     buttons.zoomOut.setAttribute("aria-disabled", scale <= MIN_SCALE ? "true" : "false");
+    scroller.dataset.zoom = typeof mode === "number" ? "manual" : mode;
     if (!svg) return;
     svg.setAttribute("width", String(Math.round(natural.width * scale)));
     svg.setAttribute("height", String(Math.round(natural.height * scale)));
     scroller.dataset.scale = scale.toFixed(3);
+    syncOverview();
   }
 
   /** Set a new scale, keeping the point at the middle of the view where it was. */
-  function zoomTo(next: "fit" | number): void {
+  function zoomTo(next: "auto" | "fit" | number): void {
     const before = scale;
     const cx = scroller.scrollLeft + scroller.clientWidth / 2;
     const cy = scroller.scrollTop + scroller.clientHeight / 2;
@@ -77,40 +149,57 @@ export function createZoom(scroller: HTMLElement, buttons: ZoomButtons): Zoom {
     const k = scale / before;
     scroller.scrollLeft = cx * k - scroller.clientWidth / 2;
     scroller.scrollTop = cy * k - scroller.clientHeight / 2;
+    syncOverview();
   }
 
-  buttons.fit.addEventListener("click", () => zoomTo("fit"));
+  function setFollowing(on: boolean): void {
+    following = on;
+    buttons.follow?.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+
+  buttons.fit.addEventListener("click", () => zoomTo(mode === "fit" ? "auto" : "fit"));
   buttons.actual.addEventListener("click", () => zoomTo(1));
   buttons.zoomIn.addEventListener("click", () => zoomTo(scale * STEP));
   buttons.zoomOut.addEventListener("click", () => zoomTo(scale / STEP));
+  buttons.follow?.addEventListener("click", () => setFollowing(!following));
   let lastWidth = window.innerWidth;
   let lastHeight = window.innerHeight;
   window.addEventListener("resize", () => {
     if (window.innerWidth === lastWidth && window.innerHeight === lastHeight) return;
     lastWidth = window.innerWidth;
     lastHeight = window.innerHeight;
-    if (mode === "fit") apply();
+    if (typeof mode !== "number") apply();
+    else syncOverview();
   });
   apply();
+  setFollowing(true);
 
   return {
     attach(next, width, height) {
       svg = next;
       natural = { width, height };
+      buildOverview();
       apply();
       scroller.scrollTop = 0;
       scroller.scrollLeft = Math.max(0, (scroller.scrollWidth - scroller.clientWidth) / 2);
       fresh = true;
+      syncOverview();
     },
     detach() {
       svg = null;
+      mini = null;
       natural = { width: 0, height: 0 };
       delete scroller.dataset.scale;
+      if (overview) {
+        overview.hidden = true;
+        overview.replaceChildren();
+      }
     },
+    refresh: syncOverview,
     follow(target) {
       const jump = fresh;
       fresh = false;
-      if (!target || !svg) return;
+      if (!target || !svg || !following) return;
       const view = scroller.getBoundingClientRect();
       const box = target.getBoundingClientRect();
       const top = box.top - view.top - scroller.clientTop;

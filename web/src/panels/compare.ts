@@ -139,25 +139,48 @@ export function renderCompare(el: HTMLElement, r: CompareResponse): void {
   fill(el, summary, r.passes.length ? r.passes.map(renderPass) : empty("The snippet never called backward()."), errorLine(r.error));
 }
 
-export function createComparePanel(el: HTMLElement, button: HTMLButtonElement, getSource: () => string): void {
+export interface ToolPanel {
+  /** The editor's snippet is now `source`: a result for another snippet is cleared. */
+  sourceChanged(source: string): void;
+}
+
+const COMPARE_EMPTY = "Press “Run on both engines” to check the snippet against real PyTorch.";
+
+export function createComparePanel(el: HTMLElement, button: HTMLButtonElement, getSource: () => string): ToolPanel {
   let request = 0;
+  let shownFor: string | null = null; // the snippet the panel's result is for
   button.addEventListener("click", async () => {
     const mine = ++request;
+    const source = getSource();
     button.setAttribute("aria-busy", "true");
     try {
       const response = await fetch("/api/compare", {
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ source: getSource() }),
+        body: JSON.stringify({ source }),
       });
       const body = await response.json();
-      if (!response.ok) throw new ApiFailure({ type: `HTTP ${response.status}`, message: body?.detail ?? "", line: null, col: null });
+      if (!response.ok) {
+        const e = body?.error;
+        const where = e?.line != null ? ` (line ${e.line}${e.col != null ? `, col ${e.col}` : ""})` : "";
+        throw new ApiFailure({ type: e?.type ?? `HTTP ${response.status}`, message: `${e?.type ?? "Error"}${where}: ${e?.message ?? body?.detail ?? ""}`, line: null, col: null });
+      }
       if (mine === request) renderCompare(el, body as CompareResponse);
     } catch (e) {
       if (mine === request) fill(el, h("p", { class: "compare-error" }, e instanceof Error ? e.message : String(e)));
     } finally {
+      if (mine === request) shownFor = source;
       button.setAttribute("aria-busy", "false");
       el.dataset.runs = String(Number(el.dataset.runs ?? "0") + 1);
     }
   });
+  return {
+    sourceChanged(source) {
+      if (shownFor === null || shownFor === source) return;
+      request++; // an answer still on its way is for the old snippet: drop it
+      shownFor = null;
+      delete el.dataset.differences;
+      fill(el, empty(COMPARE_EMPTY));
+    },
+  };
 }

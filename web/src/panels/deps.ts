@@ -3,6 +3,7 @@
 
 import { empty, fill, h } from "../dom";
 import type { PassState } from "../timeline";
+import { term } from "../guide";
 import { nodeName } from "./names";
 import { cell, fitTable } from "./table";
 
@@ -29,8 +30,8 @@ export function renderDeps(el: HTMLElement, state: PassState | null): void {
     fitTable(
       [
         { head: "node" },
-        { head: "seq", width: "3.4em", class: "num", title: "sequence number (max for AccumulateGrad)" },
-        { head: "waits", width: "4.2em", class: "num", title: "how many gradients the node still waits for" },
+        { head: "seq", width: "3.6em", class: "num", title: "sequence number (max for AccumulateGrad)" },
+        { head: term("waits"), width: "4.4em", class: "num", title: "how many gradients the node still waits for" },
       ],
       rows,
     ),

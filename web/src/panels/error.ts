@@ -37,6 +37,9 @@ export function renderErrors(el: HTMLElement, errors: ShownError[]): void {
       h(
         "div",
         { class: "error-item", "data-type": s.error.type, "data-line": s.line ?? null },
+        s.error.status != null && s.error.status >= 400 && s.error.status < 500 && s.error.line != null
+          ? h("span", { class: "refused" }, "The lab did not run this snippet: ")
+          : null,
         h("strong", {}, s.error.type),
         h("span", { class: "where" }, position(s.error), s.where ? ` (${s.where})` : ""),
         h("pre", {}, s.error.message),

@@ -1,10 +1,13 @@
 // Step log panel: what each step did, in words (STEP.text from the server), up to the current frame.
 
 import { empty, fill, h } from "../dom";
+import { normalizeShapes } from "../tensor";
 import type { Frame } from "../timeline";
 import type { RunResponse } from "../types";
 
-export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame | null): void {
+/** `otherOrder`: per pass, the node each step of the other engine's order runs (to mark where
+ *  micrograd's order and PyTorch's differ), or null. */
+export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame | null, otherOrder: { label: string; nodes: string[][]; names: string[][] } | null = null): void {
   if (!run) return fill(el, empty("Nothing has run yet."));
   const items: HTMLElement[] = [];
   let current: HTMLElement | null = null;
@@ -19,12 +22,15 @@ export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame
     const upTo = p < frame.pass ? pass.steps.length : frame.applied;
     if (p === frame.pass && upTo === 0 && !frame.error) current = head;
     pass.steps.slice(0, upTo).forEach((step) => {
+      const other = otherOrder?.nodes[p]?.[step.index];
+      const differs = other != null && other !== step.node;
       const li = h(
         "li",
-        { class: "step", "data-pass": p, "data-index": step.index },
+        { class: differs ? "step differs" : "step", "data-pass": p, "data-index": step.index },
         h("span", { class: "badge" }, String(step.index)),
         " ",
-        step.text,
+        normalizeShapes(step.text),
+        differs ? h("span", { class: "order-diff" }, ` (${otherOrder!.label} runs ${otherOrder!.names[p][step.index]} here)`) : null,
       );
       items.push(li);
       if (p === frame.pass && step.index === upTo - 1 && !frame.error) current = li;

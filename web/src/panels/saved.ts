@@ -2,8 +2,9 @@
 // (release_variables runs right after the node's formula unless retain_graph=True).
 
 import { empty, fill, h } from "../dom";
-import { formatTensor } from "../tensor";
+import { formatTensor, fullTensor } from "../tensor";
 import type { PassState } from "../timeline";
+import { term } from "../guide";
 import { nodeName } from "./names";
 
 export function renderSaved(el: HTMLElement, state: PassState | null): void {
@@ -31,12 +32,12 @@ export function renderSaved(el: HTMLElement, state: PassState | null): void {
             },
             h("span", { class: "saved-name" }, s.name),
             " = ",
-            h("span", { class: "fwd num" }, s.value ? formatTensor(s.value) : "…"),
+            h("span", { class: "fwd num", title: s.value ? fullTensor(s.value) : null }, s.value ? formatTensor(s.value) : "…"),
             freed ? h("span", { class: "badge freed-badge" }, now ? "freed now" : "freed") : null,
           );
         }),
       ),
     ),
   );
-  fill(el, h("ul", { class: "plain" }, items));
+  fill(el, h("p", { class: "caption" }, "Kept for the backward formula; ", term("freed"), " after the node runs."), h("ul", { class: "plain" }, items));
 }

@@ -4,7 +4,7 @@
 import { h } from "../dom";
 
 export interface Column {
-  head: string;
+  head: string | HTMLElement;
   /** a CSS width ("3.5em", "30%"); the columns without one share what is left */
   width?: string;
   /** "num" right-aligns */
