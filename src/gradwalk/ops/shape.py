@@ -592,12 +592,38 @@ class _ZeroAt(Op):
 
 # ---------------------------------------------------------------- the functions users call
 
+def _viewable(array, new_shape):
+    """Whether ``new_shape`` can view ``array``'s memory without a copy: PyTorch's
+    ``computeStride`` (aten/src/ATen/TensorUtils.cpp). The old dims are cut into chunks that are
+    contiguous among themselves; each chunk must be covered exactly by consecutive new dims.
+    (``q.view(B, T, nh, hs)`` on a ``split()`` output passes: only the last dim was cut.)"""
+    old_shape, old_strides = array.shape, array.strides
+    if array.flags.c_contiguous or array.size == 0 or not old_shape:
+        return True
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return view_d == -1
+
+
 @export()
 def reshape(input, *shape):
     shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
     if shape == input._data.shape:
         return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
-    if not input._data.flags.c_contiguous and input._data.ndim > 1:
+    if not _viewable(input._data, shape):
         # PyTorch copies first: UnsafeViewBackward0 <- CloneBackward0
         return apply_op(UnsafeView, (clone(input),), {"shape": shape, "self_sym_sizes": input.shape})
     return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
@@ -608,7 +634,7 @@ def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, Size, np.integer)):
         return input.to(shape[0])  # view(dtype)
     shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
-    if not input._data.flags.c_contiguous and input._data.ndim > 1 and shape != input._data.shape:
+    if shape != input._data.shape and not _viewable(input._data, shape):
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one dimension "
             "spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -805,7 +831,7 @@ def narrow(input, dim, start, length):
 
 def _is_advanced(i):
     Tensor = _tensor.Tensor
-    return isinstance(i, (list, np.ndarray, Tensor)) and not (
+    return isinstance(i, (list, range, np.ndarray, Tensor)) and not (
         isinstance(i, Tensor) and i.ndim == 0 and i.dtype.np.kind in "iu")
 
 
@@ -871,6 +897,8 @@ def _to_np_index(i):
         return i._data
     if isinstance(i, list):
         return np.asarray([j._data if isinstance(j, Tensor) else j for j in i])
+    if isinstance(i, range):  # t[range(n), targets]: a sequence, as PyTorch reads it
+        return np.asarray(i, dtype=np.int64)
     return i
 
 
@@ -961,6 +989,20 @@ class IndexPut(CopySlices):
     """``x[[0, 2]] = v``, ``x[mask] = v``: ``index_put_`` (its own node, not CopySlices)."""
 
     name = "IndexPutBackward0"
+
+    def save(ctx, x, v, out, index):
+        ctx._attrs = {"index": index, "value_shape": v_shape(v), "accumulate": False}
+        # PyTorch's node saves the index tensors, so a second backward() is refused once they are
+        # freed (this node saves the first of them: what the engine frees and checks).
+        first = next((i for i in (index if isinstance(index, tuple) else (index,))
+                      if isinstance(i, np.ndarray)), None)
+        if first is not None:
+            ctx.save(indices=_tensor.Tensor._make(first))
+
+    def backward(ctx, g):
+        if ctx._saved is not None:
+            ctx.indices  # noqa: B018  (raises "backward through the graph a second time" once freed)
+        return CopySlices.backward(ctx, g)
 
 
 def _copy_to(dst, src):
