@@ -3,7 +3,7 @@
 // the gradient that reaches the input (vanishing for sigmoid, steady for relu).
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, getFigure, latest, lineChart, plottable, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
 
 interface Activation {
   name: string;
@@ -19,10 +19,10 @@ export const activation: FigurePage = {
   id: "activation",
   title: "Activation slopes",
   lede: "The slope of the curve at the input is the local derivative: exactly the number backward multiplies the gradient by.",
-  mount(root) {
-    const name = select("activation", "activation", ["sigmoid", "tanh", "relu", "gelu", "leaky_relu"], "sigmoid");
-    const x = slider({ id: "x", label: "input x", min: -6, max: 6, step: 0.05, value: 1 });
-    const depth = slider({ id: "depth", label: "layers n", min: 1, max: 30, step: 1, value: 10, format: (v) => String(v) });
+  mount(root, params) {
+    const name = select("activation", "activation", ["sigmoid", "tanh", "relu", "gelu", "leaky_relu"], initial(params, "name", "sigmoid"));
+    const x = slider({ id: "x", label: "input x", min: -6, max: 6, step: 0.05, value: initial(params, "x", 1) });
+    const depth = slider({ id: "depth", label: "layers n", min: 1, max: 30, step: 1, value: initial(params, "depth", 10), format: (v) => String(v) });
     const curveBox = h("div", { class: "chart-box" });
     const depthBox = h("div", { class: "chart-box" });
     const values = readouts([

@@ -3,7 +3,7 @@
 // finite-difference estimate. Every number comes from GET /api/figures/chain-rule.
 
 import { h } from "../dom";
-import { COLORS, frame, getFigure, latest, lineChart, plottable, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
+import { COLORS, frame, getFigure, initial, latest, lineChart, plottable, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
 
 interface ChainRule {
   inner: string;
@@ -29,10 +29,10 @@ export const chainRule: FigurePage = {
   id: "chain-rule",
   title: "The chain rule",
   lede: "y = f(g(x)): the inner slope g′(x) times the outer slope f′(u), taken at u = g(x), is the composite slope.",
-  mount(root) {
-    const inner = select("inner", "inner g(x)", INNER, "x**2");
-    const outer = select("outer", "outer f(u)", OUTER, "sin(u)");
-    const x = slider({ id: "x", label: "x", min: -2, max: 2, step: 0.01, value: 0.8 });
+  mount(root, params) {
+    const inner = select("inner", "inner g(x)", INNER, initial(params, "inner", "x**2"));
+    const outer = select("outer", "outer f(u)", OUTER, initial(params, "outer", "sin(u)"));
+    const x = slider({ id: "x", label: "x", min: -2, max: 2, step: 0.01, value: initial(params, "x", 0.8) });
     const title = h("p", { class: "formula" });
     const chartBox = h("div", { class: "chart-box" });
     const values = readouts([

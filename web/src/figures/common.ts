@@ -13,8 +13,21 @@ export interface FigurePage {
   title: string;
   /** One line under the title. */
   lede: string;
-  /** Build the page inside `root`; return a function that tears it down. */
-  mount(root: HTMLElement): () => void;
+  /** Build the page inside `root`, its controls starting at `params` (named as in
+   *  docs/lab-figures-api.md; a lesson's figure block gives them); return its teardown. */
+  mount(root: HTMLElement, params?: FigureParams): () => void;
+}
+
+/** A figure's starting values, e.g. {inner: "x**2", x: 0.8}. */
+export type FigureParams = Record<string, string | number | boolean>;
+
+/** The starting value of one control: `params[key]` when given (as the default's type), else the default. */
+export function initial<T extends string | number | boolean>(params: FigureParams | undefined, key: string, fallback: T): T {
+  const value = params?.[key];
+  if (value == null) return fallback;
+  if (typeof fallback === "number") return (Number.isFinite(Number(value)) ? Number(value) : fallback) as T;
+  if (typeof fallback === "boolean") return (value === true || value === "true") as T;
+  return String(value) as T;
 }
 
 export class FigureFailure extends Error {}

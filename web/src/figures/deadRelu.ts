@@ -3,7 +3,7 @@
 
 import { h } from "../dom";
 import { diagram, type DiagramNode } from "./diagram";
-import { COLORS, fmt, frame, getFigure, latest, lineChart, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
 
 interface DeadRelu {
   x1: number;
@@ -19,8 +19,8 @@ export const deadRelu: FigurePage = {
   id: "dead-relu",
   title: "Dead ReLU",
   lede: "y = relu(x₁·x₂ + b) with x₁ = 2, x₂ = 3. Push b below −6: relu outputs 0, its slope is 0, and every gradient upstream dies.",
-  mount(root) {
-    const b = slider({ id: "b", label: "bias b", min: -10, max: 3, step: 0.1, value: 1 });
+  mount(root, params) {
+    const b = slider({ id: "b", label: "bias b", min: -10, max: 3, step: 0.1, value: initial(params, "b", 1) });
     const drawing = h("div", { class: "diagram-box" });
     const chartBox = h("div", { class: "chart-box" });
     const values = readouts([

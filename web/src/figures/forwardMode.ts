@@ -3,7 +3,7 @@
 // gradwalk, beside reverse mode's answer from backward() (0.15252 at x = 0.5).
 
 import { h } from "../dom";
-import { fmt, frame, getFigure, latest, readouts, rendered, slider, type FigurePage } from "./common";
+import { fmt, frame, getFigure, initial, latest, readouts, rendered, slider, type FigurePage } from "./common";
 
 interface ForwardMode {
   x: number;
@@ -18,8 +18,8 @@ export const forwardMode: FigurePage = {
   id: "forward-mode",
   title: "Forward mode",
   lede: "Seed the input as (x, 1) and carry (value, derivative) forward; read dy/dx off the output. Reverse mode gives the same number.",
-  mount(root) {
-    const x = slider({ id: "x", label: "x", min: -2, max: 2, step: 0.05, value: 0.5 });
+  mount(root, params) {
+    const x = slider({ id: "x", label: "x", min: -2, max: 2, step: 0.05, value: initial(params, "x", 0.5) });
     const reveal = h("button", { type: "button", id: "next-line", class: "primary" }, "Next line");
     const all = h("button", { type: "button", id: "all-lines" }, "All lines");
     const table = h("div", { class: "dual-table" });

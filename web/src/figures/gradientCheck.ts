@@ -3,7 +3,7 @@
 // right, cancellation on the left, the best h between them.
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, getFigure, latest, lineChart, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
 
 interface Best {
   h: number;
@@ -27,10 +27,10 @@ export const gradientCheck: FigurePage = {
   id: "gradient-check",
   title: "Gradient check",
   lede: "Autodiff gives the exact slope; a finite difference is a secant. Too big an h is truncation, too small is cancellation.",
-  mount(root) {
-    const fn = select("fn", "f(x)", ["tanh(x**3 + 2*x + 1)", "exp(x) * sin(x)", "log(1 + x**2)"], "tanh(x**3 + 2*x + 1)");
-    const x = slider({ id: "x", label: "x", min: -2, max: 2, step: 0.05, value: 0.5 });
-    const step = slider({ id: "log-h", label: "step h", min: -14, max: -1, step: 0.25, value: -5, format: (v) => `1e${v}` });
+  mount(root, params) {
+    const fn = select("fn", "f(x)", ["tanh(x**3 + 2*x + 1)", "exp(x) * sin(x)", "log(1 + x**2)"], initial(params, "fn", "tanh(x**3 + 2*x + 1)"));
+    const x = slider({ id: "x", label: "x", min: -2, max: 2, step: 0.05, value: initial(params, "x", 0.5) });
+    const step = slider({ id: "log-h", label: "step h", min: -14, max: -1, step: 0.25, value: Math.log10(initial(params, "h", 1e-5)), format: (v) => `1e${v}` });
     const chartBox = h("div", { class: "chart-box" });
     const values = readouts([
       ["exact", "gradwalk's exact gradient"],

@@ -3,7 +3,7 @@
 // computes still equals the closed form 2·(w·x + b − t)·x.
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, getFigure, latest, lineChart, plottable, positive, readouts, rendered, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, positive, readouts, rendered, slider, type FigurePage, type Num } from "./common";
 
 interface LearningRate {
   lr: number;
@@ -24,9 +24,9 @@ export const learningRate: FigurePage = {
   id: "learning-rate",
   title: "Learning rate",
   lede: "w ← w − lr · dL/dw on L = (w·3 + 1 − 5)². Raise the rate and the updates diverge, though every gradient stays exact.",
-  mount(root) {
-    const lr = slider({ id: "lr", label: "learning rate", min: 0.005, max: 0.2, step: 0.005, value: 0.05, format: (v) => v.toFixed(3) });
-    const steps = slider({ id: "steps", label: "steps", min: 5, max: 60, step: 1, value: 30, format: (v) => String(v) });
+  mount(root, params) {
+    const lr = slider({ id: "lr", label: "learning rate", min: 0.005, max: 0.2, step: 0.005, value: initial(params, "lr", 0.05), format: (v) => v.toFixed(3) });
+    const steps = slider({ id: "steps", label: "steps", min: 5, max: 60, step: 1, value: initial(params, "steps", 30), format: (v) => String(v) });
     const lossBox = h("div", { class: "chart-box" });
     const pathBox = h("div", { class: "chart-box" });
     const values = readouts([

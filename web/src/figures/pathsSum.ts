@@ -4,7 +4,7 @@
 
 import { h } from "../dom";
 import { diagram, type DiagramEdge, type DiagramNode } from "./diagram";
-import { fmt, frame, getFigure, latest, readouts, rendered, slider, toggle, type FigurePage } from "./common";
+import { fmt, frame, getFigure, initial, latest, readouts, rendered, slider, toggle, type FigurePage } from "./common";
 
 type Leaves = { x: number | null; y: number | null; z: number | null };
 interface Step {
@@ -50,11 +50,11 @@ export const pathsSum: FigurePage = {
   id: "paths-sum",
   title: "Gradients sum over paths",
   lede: "x feeds two operations, so its gradient arrives along two routes: dL/dx = y + z, assembled with +=. Simulate the = bug.",
-  mount(root) {
-    const xs = slider({ id: "x", label: "x", min: -5, max: 5, step: 0.5, value: 2 });
-    const ys = slider({ id: "y", label: "y", min: -5, max: 5, step: 0.5, value: 3 });
-    const zs = slider({ id: "z", label: "z", min: -5, max: 5, step: 0.5, value: 4 });
-    const bug = toggle("bug", "simulate the bug: grad = g instead of grad += g");
+  mount(root, params) {
+    const xs = slider({ id: "x", label: "x", min: -5, max: 5, step: 0.5, value: initial(params, "x", 2) });
+    const ys = slider({ id: "y", label: "y", min: -5, max: 5, step: 0.5, value: initial(params, "y", 3) });
+    const zs = slider({ id: "z", label: "z", min: -5, max: 5, step: 0.5, value: initial(params, "z", 4) });
+    const bug = toggle("bug", "simulate the bug: grad = g instead of grad += g", initial(params, "bug", false));
     const reset = h("button", { type: "button", id: "reset-steps" }, "Reset");
     const back = h("button", { type: "button", id: "back-step" }, "Back");
     const step = h("button", { type: "button", id: "step-backward", class: "primary" }, "Step backward");

@@ -3,7 +3,7 @@
 // boundary when training ends.
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, initial, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
 import { lineChart } from "./common";
 
 interface StepEvent {
@@ -73,9 +73,9 @@ export const xor: FigurePage = {
   id: "xor",
   title: "XOR",
   lede: "A 2-4-1 tanh MLP learns XOR: loss = Σ (model(x) − y)², 100 steps of p ← p − lr·p.grad, all in gradwalk on the server.",
-  mount(root) {
-    const lr = slider({ id: "lr", label: "learning rate", min: 0.01, max: 0.5, step: 0.01, value: 0.05, format: (v) => v.toFixed(2) });
-    const seed = slider({ id: "seed", label: "initial weights (seed)", min: 0, max: 20, step: 1, value: 0, format: (v) => String(v) });
+  mount(root, params) {
+    const lr = slider({ id: "lr", label: "learning rate", min: 0.01, max: 0.5, step: 0.01, value: initial(params, "lr", 0.05), format: (v) => v.toFixed(2) });
+    const seed = slider({ id: "seed", label: "initial weights (seed)", min: 0, max: 20, step: 1, value: initial(params, "seed", 0), format: (v) => String(v) });
     const train = h("button", { type: "button", class: "primary", id: "train" }, "Train 100 steps");
     const chartBox = h("div", { class: "chart-box" });
     const canvas = h("canvas", { class: "boundary", "aria-label": "decision boundary" });
