@@ -45,7 +45,7 @@ def lab(page, live_server):
     page.route("**/*", guard)
     page.set_viewport_size({"width": 1280, "height": 800})
     page.expected_console_errors = []  # a test that expects a 4xx answer adds its pattern here
-    page.goto(f"{live_server}/")
+    page.goto(f"{live_server}/lab")
     expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
     yield page
     unexpected = [e for e in errors

@@ -67,10 +67,10 @@ def torch_grad(fn, x):
 
 
 def test_menu_links_every_figure(page, live_server):
-    page.goto(live_server)
+    page.goto(f"{live_server}/lab")
     expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=20000)
-    links = page.locator("#menu a")
-    expect(links).to_have_count(9)
+    links = page.locator('#menu a[data-kind="figure"]')
+    expect(links).to_have_count(8)
     page.click('#menu a[data-route="dead-relu"]')
     expect(page.locator('#figure[data-figure="dead-relu"]')).to_be_visible()
     expect(page.locator("#lab-page")).to_be_hidden()
@@ -209,7 +209,7 @@ def test_figures_fit_a_narrow_screen(page, live_server, screenshots, figure):
 
 def test_compare_panel_shows_no_difference_on_every_preset(page, live_server, screenshots):
     page.set_viewport_size(WIDE)
-    page.goto(live_server)
+    page.goto(f"{live_server}/lab")
     expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=20000)
     panel = page.locator("#compare")
     for i, preset in enumerate(presets()):
@@ -228,7 +228,7 @@ def test_compare_panel_shows_no_difference_on_every_preset(page, live_server, sc
 
 def test_profiler_view_and_chrome_trace_download(page, live_server, screenshots):
     page.set_viewport_size(WIDE)
-    page.goto(live_server)
+    page.goto(f"{live_server}/lab")
     expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=20000)
     page.click("#profile-run")
     timeline = page.locator("#profile svg.timeline")
