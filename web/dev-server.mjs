@@ -6,7 +6,12 @@
 //                         - each extra `.backward()` line adds a pass, derived from the first one:
 //                           PyTorch's "second time" error, or (with retain_graph=True in the first
 //                           call) the same steps again with the gradients accumulated.
-// Usage: node dev-server.mjs [port]   (default 8765), then open http://127.0.0.1:8765/
+//   GET  /api/lessons       -> test-fixtures/lessons.json
+//   GET  /api/lessons/<id>  -> test-fixtures/lesson-<id>.json (404 {"detail"} when missing)
+//   GET  /, /lab, /lessons/<id>, /figures/<id>  -> index.html (the page routes on the path)
+// With --api http://127.0.0.1:8000 (a running `gradwalk lab`), every other /api/ request (the
+// figures, the PyTorch check, and /api/run itself) is passed on to that server.
+// Usage: node dev-server.mjs [port] [--api URL]   (default 8765), then open http://127.0.0.1:8765/
 import { createServer } from "node:http";
 import { readFile } from "node:fs/promises";
 import { dirname, extname, join, normalize } from "node:path";
@@ -15,9 +20,12 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const staticDir = join(here, "..", "src", "gradwalk", "lab", "static");
 const fixtures = join(here, "test-fixtures");
-const port = Number(process.argv[2] ?? process.env.PORT ?? 8765);
+const args = process.argv.slice(2);
+const apiAt = args.includes("--api") ? args.splice(args.indexOf("--api"), 2)[1] : null;
+const port = Number(args[0] ?? process.env.PORT ?? 8765);
+const PAGES = /^\/(lab|lessons\/[\w-]+|figures\/[\w-]+)?\/?$/;
 
-const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json" };
+const TYPES = { ".html": "text/html; charset=utf-8", ".js": "text/javascript", ".css": "text/css", ".json": "application/json", ".woff2": "font/woff2" };
 const SECOND_TIME =
   "Trying to backward through the graph a second time (or directly access saved tensors after they have " +
   "already been freed). Saved intermediate values of the graph are freed when you call .backward() or " +
@@ -91,6 +99,25 @@ createServer(async (req, res) => {
     const url = new URL(req.url, "http://localhost");
     if (url.pathname === "/api/health") return send(res, 200, { status: "ok", version: "dev" });
     if (url.pathname === "/api/presets") return send(res, 200, await fixture("presets.json"));
+    if (url.pathname === "/api/lessons") return send(res, 200, await fixture("lessons.json"));
+    const lesson = /^\/api\/lessons\/([\w-]+)$/.exec(url.pathname);
+    if (lesson) {
+      try {
+        return send(res, 200, await fixture(`lesson-${lesson[1]}.json`));
+      } catch {
+        return send(res, 404, { detail: `no lesson named '${lesson[1]}'` });
+      }
+    }
+    if (apiAt && url.pathname.startsWith("/api/")) {
+      let body;
+      if (req.method === "POST") {
+        body = "";
+        for await (const chunk of req) body += chunk;
+      }
+      const answer = await fetch(new URL(url.pathname + url.search, apiAt), { method: req.method, headers: { "Content-Type": req.headers["content-type"] ?? "application/json" }, body });
+      return send(res, answer.status, Buffer.from(await answer.arrayBuffer()), answer.headers.get("content-type") ?? "application/json");
+    }
+    if (PAGES.test(url.pathname)) return send(res, 200, await readFile(join(staticDir, "index.html")), TYPES[".html"]);
     if (url.pathname === "/api/run" && req.method === "POST") {
       let body = "";
       for await (const chunk of req) body += chunk;
