@@ -305,15 +305,35 @@ def _check_target(target):
 
 # ---------------------------------------------------------------- running
 
-def run_snippet(source, mode="pytorch", limits=DEFAULT_LIMITS, sequence_start=0):
+# The most "earlier_passes" a request may ask for (each is one more run of the snippet).
+EARLIER_PASSES_LIMIT = 50
+
+
+def run_snippet(source, mode="pytorch", limits=DEFAULT_LIMITS, sequence_start=0,
+                earlier_passes=0):
     """Run a snippet; returns the response of docs/lab-api.md or raises ``SnippetError``.
     ``sequence_start``: the sequence counter's value when the snippet starts (0: a fresh
-    Python); the answer's ``next_sequence_nr`` is its value at the end."""
+    Python); the answer's ``next_sequence_nr`` is its value at the end.
+    ``earlier_passes``: how many times the snippet's forward and backward ran before, on the
+    same leaves (the page's "New forward pass"): the snippet is run that many times first, and
+    each leaf starts this run with the ``.grad`` those runs left, which backward() adds into,
+    as in PyTorch. Each leaf's ``grad_before`` in the answer is that starting ``.grad``."""
     if mode not in ("pytorch", "topo"):
         raise SnippetError(f"mode must be 'pytorch' or 'topo', not {mode!r}")
     check_sequence_start(sequence_start, limits)
+    if type(earlier_passes) is not int or earlier_passes < 0:
+        raise SnippetError(f'"earlier_passes" must be a non-negative integer, not '
+                           f'{earlier_passes!r}')
+    if earlier_passes > EARLIER_PASSES_LIMIT:
+        raise LimitError(f'"earlier_passes" is {earlier_passes:,}; the limit is '
+                         f'{EARLIER_PASSES_LIMIT} (press Run to start .grad from None again)')
     tree = parse(source, limits)
-    return Interpreter(source, mode, limits, sequence_start).run(tree)
+    grads = None
+    for _ in range(earlier_passes):
+        earlier = Interpreter(source, mode, limits, sequence_start, grads_before=grads)
+        earlier.run(tree)
+        grads = {name: t.grad for name, t in earlier.leaves}
+    return Interpreter(source, mode, limits, sequence_start, grads_before=grads).run(tree)
 
 
 class Interpreter:
@@ -326,7 +346,11 @@ class Interpreter:
     Node = Node
     namespaces = {"torch": TORCH, "F": FUNCTIONAL}
 
-    def __init__(self, source, mode="pytorch", limits=DEFAULT_LIMITS, sequence_start=0):
+    def __init__(self, source, mode="pytorch", limits=DEFAULT_LIMITS, sequence_start=0,
+                 grads_before=None):
+        # grads_before: {leaf name: .grad} from earlier runs (run_snippet's earlier_passes), or
+        # None for a fresh run; a leaf gets its .grad when its name is first bound.
+        self.grads_before = grads_before
         self.source = Source(source)
         self.mode = mode
         self.limits = limits
@@ -475,6 +499,9 @@ class Interpreter:
         self.labels[id(value)] = (name, value)
         if value.is_leaf and value.requires_grad:
             if all(t is not value for _, t in self.leaves):
+                if self.grads_before and self.grads_before.get(name) is not None \
+                        and all(n != name for n, _ in self.leaves):
+                    value.grad = self.grads_before[name].detach().clone()
                 self.leaves.append((name, value))
         else:
             # one entry per name and line: a loop's rounds (and y += 1) show the latest value
@@ -816,6 +843,8 @@ class Interpreter:
         for name, t in self.leaves:
             leaves.append({"name": name, "value": tensor_json(t),
                            "grad": tensor_json(t.grad), "node": self.leaf_node_id(name)})
+            if self.grads_before is not None:
+                leaves[-1]["grad_before"] = tensor_json(self.grads_before.get(name))
         values = [{"name": v["name"], "line": v["line"], "value": tensor_json(v["tensor"]),
                    "grad_fn": None if v["tensor"].grad_fn is None else v["tensor"].grad_fn.name(),
                    "seq": None if v["tensor"].grad_fn is None else _seq(v["tensor"].grad_fn)}

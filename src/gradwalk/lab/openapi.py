@@ -90,6 +90,12 @@ SCHEMAS = {
                                "next_sequence_nr records a new graph with new sequence numbers, "
                                "as running the forward pass again in PyTorch does. Above the "
                                "limit: 422"},
+            "earlier_passes": {
+                "type": "integer", "minimum": 0, "default": 0,
+                "description": "how many times the snippet's forward and backward ran before on "
+                               "the same leaves (the page's New forward pass): each leaf starts "
+                               "with the .grad they left, and backward() adds into it, as in "
+                               "PyTorch. Over 50: 422"},
         },
     },
     "RunResponse": {

@@ -91,7 +91,7 @@ class LabAPI:
         try:
             status, answer = await anyio.to_thread.run_sync(
                 self.pool.run, payload["source"], payload.get("mode", "pytorch"),
-                payload.get("sequence_start", 0))
+                payload.get("sequence_start", 0), payload.get("earlier_passes", 0))
         finally:
             self.in_flight -= 1
         return Response(answer, status_code=status, media_type="application/json")
@@ -138,7 +138,10 @@ def _check_payload(payload):
     start = payload.get("sequence_start", 0)
     if type(start) is not int or start < 0:
         return '"sequence_start" must be a non-negative integer (0: a fresh Python)'
-    unknown = set(payload) - {"source", "mode", "sequence_start"}
+    earlier = payload.get("earlier_passes", 0)
+    if type(earlier) is not int or earlier < 0:
+        return '"earlier_passes" must be a non-negative integer (0: .grad starts as None)'
+    unknown = set(payload) - {"source", "mode", "sequence_start", "earlier_passes"}
     if unknown:
         return f"unknown fields: {', '.join(sorted(unknown))}"
     return None

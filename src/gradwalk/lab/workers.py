@@ -43,7 +43,7 @@ def _detail(error):
     return f"{error.kind}: {where}{error.message}"
 
 
-def handle(source, mode, limits, sequence_start=0):
+def handle(source, mode, limits, sequence_start=0, earlier_passes=0):
     """Run one snippet (in a worker): ``(status, JSON bytes)``."""
     if mode in ("compare", "profile", "trace"):  # the PyTorch check and the profiler view
         from .figure_routes import run_tool
@@ -52,7 +52,8 @@ def handle(source, mode, limits, sequence_start=0):
     from .interpreter import run_snippet
 
     try:
-        body = json.dumps(run_snippet(source, mode, limits, sequence_start), allow_nan=False).encode()
+        body = json.dumps(run_snippet(source, mode, limits, sequence_start, earlier_passes),
+                          allow_nan=False).encode()
     except SnippetError as error:
         return refusal(error)
     if len(body) > limits.response_bytes:
@@ -80,11 +81,11 @@ def _worker_main(connection, limits):
     _limit_memory(limits.memory_bytes)
     while True:
         try:
-            source, mode, sequence_start = connection.recv()
+            source, mode, sequence_start, earlier_passes = connection.recv()
         except (EOFError, OSError):
             return
         try:
-            status, body = handle(source, mode, limits, sequence_start)
+            status, body = handle(source, mode, limits, sequence_start, earlier_passes)
         except MemoryError:
             status, body = refusal(LimitError("the snippet ran out of memory"))
         except Exception as error:  # noqa: BLE001 - a bug of the lab's; the worker lives on
@@ -143,12 +144,12 @@ class WorkerPool:
             if self.started:
                 self._add_worker()
 
-    def run(self, source, mode, sequence_start=0):
+    def run(self, source, mode, sequence_start=0, earlier_passes=0):
         """``(status, body bytes)`` for one snippet; kills and replaces a worker that is late.
         ``sequence_start``: where the snippet's sequence numbers start (docs/lab-api.md)."""
         worker = self.idle.get()
         try:
-            worker.connection.send((source, mode, sequence_start))
+            worker.connection.send((source, mode, sequence_start, earlier_passes))
             if worker.connection.poll(self.limits.seconds):
                 status, body = worker.connection.recv()
                 self.idle.put(worker)
