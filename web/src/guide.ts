@@ -176,7 +176,7 @@ const STEPS: GuideStep[] = [
   {
     title: "Welcome to the lab",
     body: [
-      "On the left is a small PyTorch snippet: a neuron y = tanh(w·x + b). It has already run: the middle shows the backward graph its forward pass recorded. Nothing has gone backward yet.",
+      "The Snippet panel holds a small PyTorch program (pick others under Preset). It has already run forward: the Backward graph shows the nodes that forward pass recorded, output on top, leaves at the bottom. Nothing has gone backward yet.",
     ],
     spot: "#editor",
   },

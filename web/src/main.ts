@@ -9,8 +9,7 @@ import { fill, empty } from "./dom";
 import { createEditor } from "./editor";
 import { addPanelHelp, createGuide } from "./guide";
 import { loadGraphviz, renderGraph, updateGraph, type GraphView } from "./graph";
-import { startSite } from "./lessons/site";
-import type { LabRoute } from "./router";
+import { buildMenu, startRouter } from "./figures/index";
 import { createZoom } from "./zoom";
 import { renderBuffers } from "./panels/buffers";
 import { createComparePanel } from "./panels/compare";
@@ -300,37 +299,17 @@ const profile = createProfilePanel($("profile"), $("profile-run") as HTMLButtonE
 // ---- first steps: the guide and a "?" on every panel --------------------------------------------
 addPanelHelp();
 createGuide($("lab-page"), $("guide-open") as HTMLButtonElement);
-
-
-// ---- routes (router.ts, lessons/site.ts): the start page, the lessons, the figures, the lab --------
-// /lab?preset=<id> and /lab#code=<base64url> open the lab with that code; before the presets
-// have loaded, the request waits for init().
-let pendingLabRoute: LabRoute | null = null;
-function routeSource(route: LabRoute): string | null {
-  if (route.code != null) return route.code;
-  const preset = presets.find((p) => p.id === route.preset);
-  if (preset) els.preset.value = preset.id;
-  return preset?.source ?? null;
+// On a wide screen the lab fills the window below the header (whose height the menu sets), so
+// the ready queue's head and the leaf .grad panel are in view without scrolling.
+function measureHeader(): void {
+  const top = $("lab-page").getBoundingClientRect().top + window.scrollY;
+  if (top > 0) document.documentElement.style.setProperty("--lab-top", `${Math.round(top)}px`);
 }
-function openLabRoute(route: LabRoute): void {
-  if (document.body.dataset.ready !== "1") {
-    pendingLabRoute = route;
-    return;
-  }
-  const source = routeSource(route);
-  if (source != null && source !== editor.getText()) {
-    editor.setText(source);
-    void runSource();
-  }
-}
-startSite({
-  nav: $("menu"),
-  lab: [$("lab-page"), $("lab-tools")],
-  start: $("start-page"),
-  lesson: $("lesson-page"),
-  figure: $("figure-page"),
-  onLab: openLabRoute,
-});
+window.addEventListener("resize", measureHeader);
+new ResizeObserver(measureHeader).observe($("menu"));
+
+buildMenu($("menu"));
+startRouter($("menu"), [$("lab-page"), $("lab-tools")], $("figure-page"));
 
 // ---- start ----------------------------------------------------------------------------------
 async function init(): Promise<void> {
@@ -348,9 +327,7 @@ async function init(): Promise<void> {
       }),
     );
     if (presets.length) {
-      const wanted = pendingLabRoute ? routeSource(pendingLabRoute) : null; // routes: a preloaded lab
-      pendingLabRoute = null;
-      editor.setText(wanted ?? presets[0].source);
+      editor.setText(presets[0].source);
       await runSource();
     }
   } else {

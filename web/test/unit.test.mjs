@@ -12,7 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const out = join(mkdtempSync(join(tmpdir(), "gradwalk-web-")), "pure.mjs");
 const entry = `
 export { buildFrames, stateAt, matchGradsOut } from "./timeline";
-export { formatNumber, formatTensor } from "./tensor";
+export { formatNumber, formatTensor, shapeText, normalizeShapes } from "./tensor";
 export { setRetainGraph, hasRetainGraph, lastBackwardTarget } from "./snippet";
 export { buildDot } from "./graph";
 `;
@@ -81,8 +81,18 @@ test("formatting", () => {
   assert.equal(m.formatNumber(1), "1");
   assert.equal(m.formatNumber(-0.3), "-0.3");
   assert.equal(m.formatNumber("nan"), "nan");
-  assert.equal(m.formatNumber(1e-7), "1e-7");
-  assert.equal(m.formatNumber(123456.7), "1.235e5");
+  // Python's f"{v:.4g}", as the server's step texts write numbers
+  assert.equal(m.formatNumber(1e-7), "1e-07");
+  assert.equal(m.formatNumber(123456.7), "1.235e+05");
+  assert.equal(m.formatNumber(1.26947918), "1.269");
+  assert.equal(m.formatNumber(1234.4), "1234");
+  assert.equal(m.formatNumber(12346), "1.235e+04");
+  assert.equal(m.formatNumber(0.0001), "0.0001");
+  assert.equal(m.formatNumber(-2.5e-5), "-2.5e-05");
+  assert.equal(m.formatNumber(Infinity), "inf");
+  assert.equal(m.shapeText({ shape: [2, 3] }), "(2, 3)");
+  assert.equal(m.shapeText({ shape: [3] }), "(3,)");
+  assert.equal(m.normalizeShapes("sent 2x3 tensor to MulBackward0"), "sent (2, 3) tensor to MulBackward0");
   assert.equal(m.formatTensor(null), "None");
   assert.equal(m.formatTensor({ shape: [2, 2], dtype: "float32", data: [[1, 2], [3, 4.5]] }), "[[1, 2], [3, 4.5]]");
   assert.equal(m.formatTensor({ shape: [8], dtype: "float32", data: [1, 2, 3, 4, 5, 6, 7, 8] }), "[1, 2, 3, …, 6, 7, 8]");
@@ -104,4 +114,26 @@ test("DOT: one node per graph node plus the seed, edges drawn producer -> consum
   assert.equal((dot.match(/\[id="gn-/g) ?? []).length, 7);
   assert.match(dot, /"n4" -> "n5" \[id="ge-0", xlabel=" 0.6347 "\]/);
   assert.match(dot, /rankdir=BT/);
+});
+
+test("micrograd's order: nothing is read from a later step, and nothing is 'in the ready queue'", () => {
+  const r = run();
+  r.mode = "topo";
+  // after the first step (TanhBackward0): AddBackward0 has what it has been sent so far
+  const pass = r.passes[0];
+  pass.steps[0].ready = pass.steps.slice(1).map((st) => ({ node: st.node, name: st.name, seq: st.seq }));
+  pass.steps[0].buffers = [{ node: "n4", slots: [{ shape: [], dtype: "float32", data: 0.5 }] }];
+  const s = m.stateAt(r, { pass: 0, applied: 1, error: false });
+  assert.equal(s.status.get("n4"), "pending");
+  assert.ok(![...s.status.values()].includes("ready"));
+  assert.equal(s.nodeGrad.get("n4")[0].data, 0.5); // from the buffer, not the later step's grad_in
+  for (const id of ["n0", "n1", "n2", "n3"]) assert.equal(s.nodeGrad.get(id), null, id);
+  assert.equal(s.next, pass.steps[1].node);
+});
+
+test("the first pass starts from the .grad earlier forward passes left (grad_before)", () => {
+  const r = run();
+  for (const leaf of r.leaves) leaf.grad_before = { shape: [], dtype: "float32", data: 10 };
+  const s = m.stateAt(r, { pass: 0, applied: 0, error: false });
+  assert.equal(s.leafGrads.get("w").data, 10);
 });
