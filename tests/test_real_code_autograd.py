@@ -84,3 +84,156 @@ def test_a_second_backward_through_index_put_is_refused(write):
         errors.append(message(info.value))
     assert errors[0] == errors[1]
     assert errors[0].startswith("Trying to backward through the graph a second time")
+
+
+def test_no_grad_on_a_generator_function_holds_inside_the_generator():
+    gw, pt = run_both("""
+        @torch.no_grad()
+        def batches():
+            for i in range(2):
+                yield torch.is_grad_enabled()
+        @torch.enable_grad()
+        def regrad():
+            yield torch.is_grad_enabled()
+        inside = list(batches())
+        with torch.no_grad():
+            reenabled = list(regrad())
+        outside = torch.is_grad_enabled()
+        def sampler():   # a generator that yields tensors made under no_grad, as a sampling loop
+            x = torch.ones(2, requires_grad=True)
+            for _ in range(2):
+                x = x * 2
+                yield x.requires_grad
+        flags = list(torch.no_grad()(sampler)())
+    """)
+    assert (gw["inside"], gw["reenabled"], gw["outside"], gw["flags"]) == \
+           (pt["inside"], pt["reenabled"], pt["outside"], pt["flags"]) == ([False, False], [True], True, [False, False])
+
+
+def test_mse_loss_of_float_predictions_and_integer_targets_is_float32():
+    gw, pt = run_both("""
+        pred = torch.tensor([1., 2., 4.], requires_grad=True)
+        loss = torch.nn.MSELoss()(pred, torch.tensor([1, 2, 3]))
+        loss.backward()
+        l1 = torch.nn.functional.l1_loss(pred, torch.tensor([1, 2, 3]))
+        mixed = torch.nn.MSELoss()(pred, torch.tensor([1., 2., 3.], dtype=torch.float64))
+        promoted = [torch.promote_types(torch.float32, torch.int64), torch.promote_types(torch.bool, torch.int8),
+                    torch.promote_types(torch.float16, torch.int64), torch.promote_types(torch.uint8, torch.int8)]
+    """)
+    dtypes = [str(ns[name].dtype) for ns in (gw, pt) for name in ("loss", "l1", "mixed")]
+    assert dtypes[:3] == dtypes[3:] == ["torch.float32", "torch.float32", "torch.float64"]
+    assert [str(d) for d in gw["promoted"]] == [str(d) for d in pt["promoted"]]
+    assert_same(gw["loss"], pt["loss"])
+    assert_same(gw["pred"].grad, pt["pred"].grad)
+
+
+def test_autograd_grad_runs_only_the_nodes_on_a_path_to_its_inputs():
+    gw, pt = run_both("""
+        x = torch.ones(2, requires_grad=True)
+        w = torch.ones(2, requires_grad=True)
+        v = x * 2
+        fired = []
+        a, b = v * 3, w * 4
+        b.register_hook(lambda g: fired.append("b tensor hook"))
+        w.register_hook(lambda g: fired.append("w tensor hook"))
+        b.grad_fn.register_prehook(lambda g: fired.append("b prehook"))
+        a.grad_fn.register_prehook(lambda g: fired.append("a prehook"))
+        v.grad_fn.register_prehook(lambda g: fired.append("v prehook"))
+        out = (a + b).sum()
+        runs = []
+        for inputs in ([v], [x], [w]):
+            grads = torch.autograd.grad(out, inputs, retain_graph=True)
+            runs.append((fired[:], [g.tolist() for g in grads]))
+            fired.clear()
+    """)
+    assert gw["runs"] == pt["runs"]
+    assert pt["runs"][0][0] == ["a prehook"]  # the branch to w is pruned, so is v's own node
+
+
+def test_materialized_zeros_for_unused_inputs_require_grad_under_create_graph():
+    gw, pt = run_both("""
+        x, unused = torch.ones(2, requires_grad=True), torch.ones(3, requires_grad=True)
+        y = (x * x).sum()
+        flags = []
+        for create_graph in (False, True):
+            grads = torch.autograd.grad(y, [x, unused], materialize_grads=True, create_graph=create_graph,
+                                        retain_graph=True)
+            flags.append([(g.requires_grad, g.grad_fn is None, g.tolist()) for g in grads])
+    """)
+    assert gw["flags"] == pt["flags"]
+
+
+def test_custom_function_gradients_for_non_differentiable_outputs():
+    gw, pt = run_both("""
+        seen = []
+        class Sorted(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx._materialize_non_diff_grads = False
+                values, order = x.sort()
+                ctx.mark_non_differentiable(order)
+                ctx.save_for_backward(order)
+                return values, order
+            @staticmethod
+            def backward(ctx, g, g_order):
+                seen.append(g_order)
+                order, = ctx.saved_tensors
+                return torch.zeros_like(g).scatter(0, order, g)
+        class Halves(torch.autograd.Function):  # default: a zero gradient for the non-diff output
+            @staticmethod
+            def forward(ctx, x):
+                other = x.detach() * 0.5
+                ctx.mark_non_differentiable(other)
+                return x * 0.5, other
+            @staticmethod
+            def backward(ctx, g, g_other):
+                seen.append(g_other.tolist())
+                return g * 0.5
+        x = torch.tensor([3., 1., 2.], requires_grad=True)
+        values, order = Sorted.apply(x)
+        (values * torch.tensor([1., 2., 3.])).sum().backward()
+        half, other = Halves.apply(x)
+        half.sum().backward()
+    """)
+    assert gw["seen"] == pt["seen"] == [None, [0.0, 0.0, 0.0]]
+    assert_same(gw["x"].grad, pt["x"].grad)
+
+
+def test_a_post_accumulate_grad_hook_must_return_none():
+    errors = []
+    for library in ("gradwalk", "torch"):
+        with pytest.raises(RuntimeError) as info:
+            run_in(library, """
+                w = torch.ones(2, requires_grad=True)
+                w.register_post_accumulate_grad_hook(lambda p: p * 2)
+                (w * 2).sum().backward()
+            """)
+        errors.append(message(info.value))
+    assert errors[0] == errors[1] == "Tensor post accumulate grad hooks should return None."
+
+
+def test_a_custom_backward_returning_none_into_a_built_in_node():
+    gw, pt = run_both("""
+        class Blocked(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+            @staticmethod
+            def backward(ctx, g):
+                return None
+        class FirstOnly(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                return x * y, x + y
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1, None
+        y = torch.ones(2, requires_grad=True)
+        z = Blocked.apply(y * 3)             # MulBackward0 gets no gradient: gives none either
+        (z.sum() + (y * 1).sum()).backward()
+        p, q = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+        u, v = FirstOnly.apply(p * 3, q * 5)
+        (u.sum() + v.sum()).backward()
+        grads = (y.grad.tolist(), p.grad.tolist(), q.grad)
+    """)
+    assert gw["grads"] == pt["grads"]

@@ -62,6 +62,12 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def promote_types(type1, type2):
+    # PyTorch's categories first: a float beside any integer is that float (float32 + int64 ->
+    # float32, where NumPy says float64); within a category, the larger
+    if type1.is_floating_point != type2.is_floating_point:
+        return type1 if type1.is_floating_point else type2
+    if (type1 is _dtype.bool_) != (type2 is _dtype.bool_):
+        return type2 if type1 is _dtype.bool_ else type1
     return _dtype.promote(type1, type2)
 
 

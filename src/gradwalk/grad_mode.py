@@ -4,6 +4,8 @@ Like PyTorch, each thread starts with grad mode on; ``no_grad`` and friends work
 managers and as decorators.
 """
 import functools
+import inspect
+import sys
 import threading
 
 
@@ -28,12 +30,43 @@ class _DecoratorContextManager:
     """Base for context managers that also decorate functions (as torch's do)."""
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._ctor_args()):
                 return func(*args, **kwargs)
 
         return wrapper
+
+    def _wrap_generator(self, func):
+        """As torch/utils/_contextlib.py: the mode holds while the generator's own code runs
+        (each step between two yields), not while its caller runs."""
+
+        @functools.wraps(func)
+        def generator_wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException:
+                        with self.clone():
+                            response = gen.throw(*sys.exc_info())
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+
+        return generator_wrapper
 
     def _ctor_args(self):
         return ()

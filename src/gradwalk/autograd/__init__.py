@@ -176,7 +176,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                 from ..ops.functions import zeros_like
 
-                result[i] = zeros_like(inputs_t[i])
+                result[i] = zeros_like(inputs_t[i], requires_grad=bool(create_graph))  # as PyTorch
             elif not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "

@@ -418,7 +418,7 @@ class GraphTask:
                 if fn._hooked or watched:
                     self._run_task(fn, buffer)
                     watched = _watched()  # (user code ran: it may have started a profiler)
-                elif formula is not None:
+                elif formula is not None and buffer[0] is not None:
                     outputs = formula(fn, *buffer)
                     if release and fn._saved:  # (an op node that saved nothing has nothing to free)
                         fn.release_variables()
@@ -473,7 +473,7 @@ class GraphTask:
                     # the common node (no hooks, nobody watching, nothing to capture):
                     # evaluate_function and call_function reduced to what they would do
                     if fn._formula is not None:  # our own formulas give tensors or None
-                        outputs = fn._formula(fn, *buffer)
+                        outputs = fn._formula(fn, *buffer) if _any_defined(buffer) else _undefined(fn)
                     else:
                         outputs = validate_outputs(fn, list(fn.apply(buffer)))
                     if not self.keep_graph:
@@ -652,6 +652,20 @@ class GraphTask:
                     self.queue.push((next_fn._sequence_nr_value, next_fn, buffer))
             if observer is not None:
                 observer.on_send(self, fn, i, next_fn, input_nr, grad, remaining)
+
+
+def _any_defined(grads):
+    for g in grads:
+        if g is not None:
+            return True
+    return False
+
+
+def _undefined(fn):
+    """What a built-in node gives when none of its gradients is defined (a custom backward
+    returned None into it): no gradient on any edge, as PyTorch's generated nodes
+    (``any_grad_defined``) give, without running the formula."""
+    return (None,) * (len(fn._edges) // 2)
 
 
 def _priority(fn):

@@ -57,6 +57,8 @@ class BackwardCFunction(FunctionCtx, Node):
     dirty_tensors = ()
     non_differentiable = ()
     materialize_grads = True
+    _materialize_non_diff_grads = True
+    _non_diff_outputs = frozenset()
     _saved = None
     _is_input = ()  # per forward argument: was it a tensor
 
@@ -73,8 +75,11 @@ class BackwardCFunction(FunctionCtx, Node):
     def apply(self, grads):
         cls = self._forward_cls
         if self.materialize_grads:
-            grads = [_zeros(meta) if g is None and meta[0] is not None else g
-                     for g, meta in zip(grads, self._input_metadata)]
+            # zeros for the outputs that got no gradient; with ctx._materialize_non_diff_grads
+            # = False, the non-differentiable outputs' stay None (PyTorch's PyNode::apply)
+            keep_none = () if self._materialize_non_diff_grads else self._non_diff_outputs
+            grads = [_zeros(meta) if g is None and meta[0] is not None and i not in keep_none else g
+                     for i, (g, meta) in enumerate(zip(grads, self._input_metadata))]
         results = cls.backward(self, *grads)
         return self._check_backward_results(results)
 
@@ -229,6 +234,7 @@ def _wire_outputs(ctx, args, is_input, outputs):
     non_diff = {id(t) for t in ctx.non_differentiable}
     wired = []
     meta = []
+    non_diff_outputs = []
     rebased = set()
     for i, out in enumerate(outputs):
         if not isinstance(out, Tensor):
@@ -257,9 +263,12 @@ def _wire_outputs(ctx, args, is_input, outputs):
         else:
             out.grad_fn = None
             out._requires_grad = False
+            non_diff_outputs.append(i)
         wired.append(out)
         meta.append((out.shape, out.dtype))
     ctx._input_metadata = meta
+    if non_diff_outputs:
+        ctx._non_diff_outputs = frozenset(non_diff_outputs)
     ctx._saved = tuple(_save(ctx, t, outputs, wired, rebased) for t in ctx.to_save)
     ctx.to_save = ()
     return tuple(wired)

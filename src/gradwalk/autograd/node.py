@@ -428,7 +428,8 @@ def accumulate_into_grad(variable, new_grad, steal=True):
     hooks = variable.__dict__.get("_post_accumulate_grad_hooks")
     if hooks:
         for hook in list(hooks.values()):
-            hook(variable)
+            if hook(variable) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _copy_backwards(grad):

@@ -6,7 +6,7 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from ._util import export, formulas_on_arrays, max_keepdims, normalize_dim
-from .core import Op, apply_op
+from .core import Op, apply_op, result_dtype_many
 from .linalg import Addmm, addmm, matmul
 from .shape import T, _view_op
 
@@ -347,7 +347,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if input.shape != target.shape:
         shape = np.broadcast_shapes(input.shape, target.shape)
         input, target = input.expand(shape), target.expand(shape)
-    return apply_op(MseLoss, (input, target), {"reduction": _reduction_enum(reduction)})
+    result_dtype = result_dtype_many((input, target))  # float32 with int64 targets: float32
+    if target.dtype is not result_dtype and not target.requires_grad:
+        target = _tensor.Tensor._make(target._data.astype(result_dtype.np))
+    return apply_op(MseLoss, (input, target), {"reduction": _reduction_enum(reduction)},
+                    out_dtype=None if input.dtype is result_dtype else result_dtype)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

@@ -55,7 +55,10 @@ class OpNode(Node):
     op = None
 
     def apply(self, grads):
-        return self.op.backward(self, *grads)
+        for g in grads:
+            if g is not None:
+                return self.op.backward(self, *grads)
+        return (None,) * (len(self._edges) // 2)  # no gradient defined: none to give (as PyTorch)
 
     def save(self, /, **values):
         """Save tensors for backward: ``ctx.save(self=x, other=None)``.

@@ -499,6 +499,35 @@ class Gather(Op):
         return apply_op(Gather, (dx,), {"dim": dim, "index": index})
 
 
+class Scatter(Op):
+    """``x.scatter(dim, index, src)``: x with ``src``'s values written at ``index`` along dim
+    (a ``src`` larger than ``index`` gets no gradient of its shape: PyTorch refuses that too)."""
+
+    name = "ScatterBackward0"
+
+    def forward(x, src, dim, index):
+        out = x.copy()
+        np.put_along_axis(out, index, src[tuple(slice(0, n) for n in index.shape)], axis=dim)
+        return out
+
+    def save(ctx, x, src, out, dim, index):
+        ctx._attrs = {"dim": dim, "index": index}
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        need = ctx.needs_input_grad
+        gx = gsrc = None
+        if need[0]:
+            zeros = _tensor.Tensor._make(np.zeros(a["index"].shape, dtype=g._data.dtype))
+            gx = apply_op(Scatter, (g, zeros), {"dim": a["dim"], "index": a["index"]})
+        if need[1]:
+            gsrc = apply_op(Gather, (g,), {"dim": a["dim"], "index": a["index"]})
+        return gx, gsrc
+
+    def jvp(x, src, out, dx, dsrc, dim, index):
+        return apply_op(Scatter, (dx, dsrc), {"dim": dim, "index": index})
+
+
 class ScatterAdd(Op):
     name = "ScatterAddBackward0"
 
@@ -1112,6 +1141,21 @@ def repeat(input, *repeats):
 @export()
 def gather(input, dim, index):
     return apply_op(Gather, (input,), {"dim": normalize_dim(dim, input.ndim), "index": index._data})
+
+
+@export()
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce is not None:
+        raise NotImplementedError("gradwalk: scatter(reduce=...) is not supported; use scatter_add")
+    if src is None:
+        src = value
+    if not isinstance(src, _tensor.Tensor):  # scatter(dim, index, value): ScatterBackward0's value
+        src = _tensor.Tensor._make(np.full(index.shape, src, dtype=input._data.dtype))
+    elif src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    if index.dtype.name != "int64":
+        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    return apply_op(Scatter, (input, src), {"dim": normalize_dim(dim, input.ndim), "index": index._data})
 
 
 @export()
