@@ -42,7 +42,8 @@ def run_on_gradwalk(script, mode="pytorch", script_args=(), stdout=None, before_
     try:
         with torch_served_by_gradwalk(), redirect, \
                 watch_backward(mode=mode, names=lambda frame: names_in_frame(frame, Tensor),
-                               before_run=before_run) as passes:
+                               before_run=before_run) as passes, \
+                _grads_after_each_pass(passes):
             try:
                 runpy.run_path(script, run_name="__main__")
             except SystemExit as exit_:
@@ -54,6 +55,80 @@ def run_on_gradwalk(script, mode="pytorch", script_args=(), stdout=None, before_
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
     return passes, error
+
+
+@contextlib.contextmanager
+def _grads_after_each_pass(passes):
+    """Note each pass's leaf gradients as ``.grad`` stands right after that pass (as the torch
+    runner does), not when the script ends: a training loop zeroes them before the next pass.
+    Each finished stepper gets ``grads_after``."""
+    from .. import autograd
+
+    watched = autograd.run_backward  # watch_backward's wrapper
+
+    def run_backward(*args, **kwargs):
+        before = len(passes)
+        try:
+            return watched(*args, **kwargs)
+        finally:
+            if len(passes) > before:
+                passes[-1].grads_after = passes[-1].leaf_grads()
+
+    autograd.run_backward = run_backward
+    try:
+        yield
+    finally:
+        autograd.run_backward = watched
+
+
+def grads_after(s):
+    """The leaf gradients right after pass ``s`` (``leaf_grads()`` for a stepper run elsewhere)."""
+    return getattr(s, "grads_after", None) or s.leaf_grads()
+
+
+def pass_dict(s):
+    d = s.to_dict()
+    d["grads"] = grads_after(s)
+    return d
+
+
+def missing_api(error):
+    """``torch.nn.Dropout2d``, ``Tensor.scatter_``, ``torch.func.functional_call(strict=)``...: the
+    PyTorch API a script reached for that gradwalk lacks, from the error it raised, or None."""
+    import re
+
+    text = str(error)
+    if isinstance(error, ModuleNotFoundError) and "gradwalk has no" in text:
+        return re.search(r"No module named '([^']+)'", text).group(1)
+    if isinstance(error, AttributeError):
+        found = re.match(r"module '(gradwalk[\w.]*)' has no attribute '(\w+)'", text)
+        if found:
+            return "torch" + found.group(1)[len("gradwalk"):] + "." + found.group(2)
+        found = re.match(r"'(Tensor|Parameter|\w+Backward\d*)' object has no attribute '(\w+)'", text)
+        if found:
+            return f"{found.group(1)}.{found.group(2)}"
+    if isinstance(error, TypeError):
+        found = re.match(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'", text)
+        if found:
+            return f"the keyword {found.group(2)}= of {found.group(1)}()"
+    if isinstance(error, NotImplementedError) and text.startswith("gradwalk"):
+        return text
+    return None
+
+
+def print_missing_api(error, script, out=sys.stdout):
+    """One line naming what gradwalk lacks, with the script's line that asked for it."""
+    api = missing_api(error) if error is not None else None
+    if api is None:
+        return
+    line = None
+    tb = error.__traceback__
+    while tb is not None:  # the innermost frame of the script itself
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(script):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    where = f" (line {line})" if line else ""
+    print(f"gradwalk lacks {api}, which this script uses{where}", file=out)
 
 
 def run_on_torch(script):
@@ -88,7 +163,7 @@ def print_passes(passes, out=sys.stdout):
     for number, s in enumerate(passes, 1):
         print(pass_title(number, s), file=out)
         print(s.table(), file=out)
-        grads = s.leaf_grads()
+        grads = grads_after(s)
         if grads:
             print("grads: " + ", ".join(f"{name} = {short_value(g)}" for name, g in grads.items()),
                   file=out)
@@ -179,7 +254,7 @@ def print_comparison(passes, torch_run, out=sys.stdout):
             print(f"{left} | {right} | {r[7]}".rstrip(), file=out)
             if k == 0:
                 print("-" * (sum(widths) + 2 * 6 + 6), file=out)
-        ours = s.leaf_grads()
+        ours = grads_after(s)
         for name, value in theirs["grads"].items():
             if name in ours and not same_value(ours[name], value):
                 print(f"DIFFERENT gradient: {name}.grad is {short_value(ours[name])} on gradwalk, "
@@ -225,16 +300,18 @@ def main(argv=None):
             return 2
         if args.json:
             json.dump({"script": args.script, "mode": args.mode,
-                       "passes": [s.to_dict() for s in passes], "torch": torch_run}, sys.stdout)
+                       "passes": [pass_dict(s) for s in passes], "torch": torch_run}, sys.stdout)
             print()
             return 0
         differences = print_comparison(passes, torch_run)
+        print_missing_api(error, args.script)
         return 1 if differences or error else 0
     if args.json:
-        json.dump({"script": args.script, "mode": args.mode, "passes": [s.to_dict() for s in passes],
+        json.dump({"script": args.script, "mode": args.mode, "passes": [pass_dict(s) for s in passes],
                    "error": None if error is None else {"type": type(error).__name__,
                                                         "message": str(error)}}, sys.stdout)
         print()
     else:
         print_passes(passes)
+        print_missing_api(error, args.script)
     return 1 if error is not None else 0
