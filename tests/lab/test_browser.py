@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import torch
 from playwright.sync_api import expect
 
 from gradwalk.lab.presets import PRESETS
@@ -22,10 +23,24 @@ ERR_TWICE = "Trying to backward through the graph a second time"
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 
 
+GUIDE_SEEN = "localStorage.setItem('gradwalk.lab.guide-seen', '1')"
+
+
 @pytest.fixture
 def lab(page, live_server):
-    """The page, loaded and ready; after the test: no console errors, nothing fetched from
-    anywhere but the lab's own server."""
+    """The lab (/lab), loaded and ready, its first-visit guide already seen; after the test: no
+    console errors, nothing fetched from anywhere but the lab's own server."""
+    page.add_init_script(GUIDE_SEEN)
+    yield from open_lab(page, live_server)
+
+
+@pytest.fixture
+def first_visit(page, live_server):
+    """The lab as a student opens it the first time (nothing in localStorage)."""
+    yield from open_lab(page, live_server)
+
+
+def open_lab(page, live_server):
     for name in ("index.html", "main.js", "main.css"):
         assert (STATIC_DIR / name).is_file(), (
             f"the lab's page is not built ({STATIC_DIR / name} is missing): "
@@ -54,8 +69,8 @@ def lab(page, live_server):
     assert external == []
 
 
-def api_run(live_server, source, mode="pytorch"):
-    response = httpx.post(f"{live_server}/api/run", json={"source": source, "mode": mode})
+def api_run(live_server, source, mode="pytorch", **fields):
+    response = httpx.post(f"{live_server}/api/run", json={"source": source, "mode": mode, **fields})
     assert response.status_code == 200
     return response.json()
 
@@ -74,6 +89,11 @@ def go_to_end(page):
     expect(page.locator("body")).to_have_attribute("data-frame", str(frames - 1))
 
 
+def on_screen(text):
+    """A step text as the page writes it: shapes as "(2, 3)" everywhere (the server writes 2x3)."""
+    return re.sub(r"\b(\d+(?:x\d+)+) tensor\b", lambda m: f"({', '.join(m[1].split('x'))}) tensor", text)
+
+
 def numbers(text):
     return [float(n) for n in NUMBER.findall(text)]
 
@@ -87,11 +107,14 @@ def flat(data):
 def assert_leaf_grads_shown(page, answer):
     for leaf in answer["leaves"]:
         cell = page.locator(f'#leafgrads tr[data-leaf="{leaf["name"]}"] td').nth(2)
-        shown = numbers(cell.inner_text())
         expected = flat(leaf["grad"]["data"])
-        assert len(shown) == len(expected), (leaf["name"], shown, expected)
-        for s, e in zip(shown, expected):
-            assert s == pytest.approx(e, abs=6e-7), leaf["name"]
+        # on screen: 4 significant digits, as the step log writes them; in the tooltip: in full
+        shown = numbers(cell.inner_text())
+        full = numbers(cell.get_attribute("title").split("\n")[0])
+        assert len(shown) == len(full) == len(expected), (leaf["name"], shown, expected)
+        for s, f, e in zip(shown, full, expected):
+            assert f == e, leaf["name"]
+            assert s == float(f"{e:.4g}"), leaf["name"]
 
 
 def screenshot(page, name):
@@ -113,9 +136,9 @@ def test_each_preset_steps_to_the_end_with_the_apis_gradients(lab, live_server, 
 
     lab.click("#step")
     expect(lab.locator("body")).to_have_attribute("data-step", "0")
-    expect(lab.locator("#log")).to_contain_text(steps[0]["text"])
+    expect(lab.locator("#log")).to_contain_text(on_screen(steps[0]["text"]))
     go_to_end(lab)
-    expect(lab.locator("#log")).to_contain_text(steps[-1]["text"])
+    expect(lab.locator("#log")).to_contain_text(on_screen(steps[-1]["text"]))
     expect(lab.locator("#error")).to_be_hidden()
     assert_leaf_grads_shown(lab, answer)
     for panel in ("#queue", "#deps", "#buffers", "#saved"):
@@ -147,7 +170,7 @@ def graph_seqs(page):
         '#graph svg g.node[data-seq]')].map(g => [g.dataset.id, Number(g.dataset.seq)]))""")
 
 
-def test_new_forward_pass_records_new_sequence_numbers(lab, live_server):
+def test_new_forward_pass_records_new_sequence_numbers_and_grad_keeps_accumulating(lab, live_server):
     answer = api_run(live_server, NEURON)
     created = answer["next_sequence_nr"]  # the neuron makes 3 nodes: seq 0, 1, 2
     first = graph_seqs(lab)
@@ -162,11 +185,27 @@ def test_new_forward_pass_records_new_sequence_numbers(lab, live_server):
     lab.click("#step")
     expect(lab.locator("#log")).to_contain_text(f"popped TanhBackward0 (seq {3 * created - 1})")
     go_to_end(lab)
-    assert_leaf_grads_shown(lab, answer)  # the same gradients
+    # In PyTorch .grad keeps accumulating across forward passes: three passes, three times.
+    w, x, b = (torch.tensor(v, requires_grad=True) for v in (0.5, 2.0, -0.3))
+    for _ in range(3):
+        torch.tanh(w * x + b).backward()
+    third = api_run(live_server, NEURON, sequence_start=2 * created, earlier_passes=2)
+    assert_leaf_grads_shown(lab, third)
+    for leaf, t in zip(third["leaves"], (w, x, b)):
+        assert leaf["grad"]["data"] == pytest.approx(t.grad.item(), rel=1e-6)
+        shown = numbers(lab.locator(f'#leafgrads tr[data-leaf="{leaf["name"]}"] td').nth(2).inner_text())
+        assert shown[0] == pytest.approx(t.grad.item(), rel=1e-3)
+    # "this pass" is what this pass's AccumulateGrad added: one pass's gradient
+    added = lab.locator('#leafgrads tr[data-leaf="w"] td.added').inner_text()
+    assert numbers(added)[0] == pytest.approx(answer["leaves"][0]["grad"]["data"], rel=1e-3)
+    expect(lab.locator("#leafgrads .accumulating")).to_contain_text("2 earlier forward+backward passes")
     screenshot(lab, "new-forward-pass")
-    run_and_wait(lab, lambda: lab.click("#run"))  # Run starts again at 0
+    run_and_wait(lab, lambda: lab.click("#run"))  # Run starts again at 0, .grad from None
     expect(lab.locator("body")).to_have_attribute("data-sequence-start", "0")
     assert graph_seqs(lab) == first
+    go_to_end(lab)
+    assert_leaf_grads_shown(lab, answer)
+    expect(lab.locator("#leafgrads .accumulating")).to_have_count(0)
 
 
 def test_mode_switch_same_gradients_other_order(lab, live_server):
@@ -182,7 +221,39 @@ def test_mode_switch_same_gradients_other_order(lab, live_server):
     go_to_end(lab)
     assert_leaf_grads_shown(lab, topo)
     assert_leaf_grads_shown(lab, pytorch)  # the same gradients
+    # the page says where the two orders part
+    first = next(i for i, (a, b) in enumerate(zip(order, (s["node"] for s in pytorch["passes"][0]["steps"])))
+                 if a != b)
+    expect(lab.locator("#order-note")).to_be_visible()
+    expect(lab.locator("#order-note")).to_contain_text(f"step {first + 1}:")
+    expect(lab.locator("#log li.step.differs").first).to_have_attribute("data-index", str(first))
     screenshot(lab, "mode-topo")
+
+
+def test_micrograd_order_shows_no_gradient_before_its_step(lab, live_server):
+    """micrograd has no ready queue: no node is 'in ready queue', and a node's gradient is what
+    has arrived so far, never what a later step will give it."""
+    mixed = next(p for p in PRESETS if p["id"] == "mixed")
+    run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
+    run_and_wait(lab, lambda: lab.select_option("#mode", "topo"))
+    topo = api_run(live_server, mixed["source"], "topo")["passes"][0]
+    expect(lab.locator("#legend-ready")).to_have_text("still to run (topological order)")
+    for k in (1, 2, 3):
+        lab.click("#step")
+        expect(lab.locator("body")).to_have_attribute("data-step", str(k - 1))
+        assert lab.locator("#graph g.node.ready").count() == 0
+        step = topo["steps"][k - 1]
+        received = {b["node"] for b in step["buffers"]} | {s["node"] for s in topo["steps"][:k]}
+        for node in topo["graph"]["nodes"]:
+            g = lab.locator(f'#graph g.node[data-id="{node["id"]}"]')
+            if node["id"] in received or node["id"] == topo["graph"]["root"]:
+                continue
+            expect(g).to_have_class(re.compile(r"\bpending\b|\bwaiting\b"))
+            grad = g.locator("text.t-grad")
+            if grad.count():
+                expect(grad).to_have_text("grad: not yet")
+    # the queue panel lists what is still to run, with what has arrived so far
+    expect(lab.locator("#queue")).to_contain_text("micrograd has no ready queue")
 
 
 def test_keyboard_alone_steps_and_a_narrow_window(lab):
@@ -197,17 +268,146 @@ def test_keyboard_alone_steps_and_a_narrow_window(lab):
     screenshot(lab, "narrow")
 
 
-def test_a_refused_snippet_is_shown_with_its_line(lab):
+def type_snippet(page, text):
+    page.locator("#editor .cm-content").click()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Delete")
+    page.locator("#editor .cm-content").fill(text)
+
+
+@pytest.mark.parametrize("snippet, line, words", [
+    ("x = torch.tensor(1.0, requires_grad=True)\nimport os\n", 2, "imports are not allowed"),
+    ("x = torch.tensor(1.0, requires_grad=True)\ny = (x *\n", 2, "SyntaxError"),
+    ("x = torch.tensor(1.0, requires_grad=True)\ny = open('f')\n", 2, "open"),
+])
+def test_a_refused_snippet_is_shown_with_its_line(lab, snippet, line, words):
     # chromium logs every 4xx answer as "Failed to load resource"
-    lab.expected_console_errors.append(r"status of 400 \(Bad Request\)")
-    editor = lab.locator("#editor .cm-content")
-    editor.click()
-    lab.keyboard.press("Control+a")
-    lab.keyboard.type("x = torch.tensor(1.0, requires_grad=True)\nimport os\n")
+    lab.expected_console_errors.append(r"status of 4\d\d")
+    type_snippet(lab, snippet)
+    run_and_wait(lab, lambda: lab.click("#run"))
+    error = lab.locator("#error")
+    expect(error).to_be_visible()
+    expect(error).to_contain_text(words)
+    expect(error).to_contain_text(f"line {line}")
+    expect(error).not_to_contain_text("HTTP 4")
+    expect(error).not_to_contain_text("The request failed")
+    expect(lab.locator("#position")).to_contain_text("Not run: ")
+    expect(lab.locator("#editor")).to_have_attribute("data-error-line", str(line))
+    # the message is written in the editor, right under its line, and that line is in view
+    message = lab.locator("#editor .cm-error-message")
+    expect(message).to_be_visible()
+    expect(message).to_contain_text(words)
+    marked = lab.locator("#editor .cm-error-line")
+    expect(marked).to_be_visible()
+    scroller = lab.locator("#editor .cm-scroller").bounding_box()
+    box = marked.bounding_box()
+    assert scroller["y"] - 1 <= box["y"] and box["y"] + box["height"] <= scroller["y"] + scroller["height"] + 1
+    screenshot(lab, "refused-snippet")
+
+
+def test_the_error_box_never_squeezes_the_editor(lab):
+    """A long error message: the editor keeps its height, the message is readable in full
+    (scrolling in its box), and the marked line stays in view."""
+    lab.expected_console_errors.append(r"status of 4\d\d")
+    long_snippet = "".join(f"a{i} = torch.tensor({i}.0, requires_grad=True)\n" for i in range(14))
+    type_snippet(lab, long_snippet + "b = a1.frobnicate(a2)\n")
     run_and_wait(lab, lambda: lab.click("#run"))
     expect(lab.locator("#error")).to_be_visible()
-    expect(lab.locator("#error")).to_contain_text("imports are not allowed")
-    screenshot(lab, "refused-snippet")
+    assert lab.locator("#editor").bounding_box()["height"] >= 200
+    marked = lab.locator("#editor .cm-error-line")
+    expect(marked).to_be_in_viewport()
+    text = lab.locator("#error pre").first
+    assert text.evaluate("el => el.scrollWidth <= el.clientWidth + 1")  # wrapped, not cut
+
+
+def test_ctrl_enter_runs_once(lab):
+    runs = int(lab.locator("body").get_attribute("data-runs"))
+    lab.locator("#editor .cm-content").click()
+    lab.keyboard.press("Control+Enter")
+    expect(lab.locator("body")).to_have_attribute("data-runs", str(runs + 1))
+    expect(lab.locator("body")).to_have_attribute("data-busy", "0")
+    lab.wait_for_timeout(600)  # a second run would have been started by now
+    expect(lab.locator("body")).to_have_attribute("data-runs", str(runs + 1))
+    # a favicon the page carries itself (no request for /favicon.ico, no 404)
+    assert lab.locator('link[rel="icon"]').get_attribute("href").startswith("data:image/svg+xml")
+
+
+def test_the_check_and_the_profiler_forget_the_previous_snippet(lab):
+    lab.locator("#lab-tools").scroll_into_view_if_needed()
+    lab.click("#profile-run")
+    expect(lab.locator("#profile svg.timeline")).to_be_visible(timeout=30_000)
+    lab.click("#compare-run")
+    expect(lab.locator("#compare")).to_have_attribute("data-runs", "1", timeout=30_000)
+    expect(lab.locator("#compare .verdict-line")).to_be_visible()
+    run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
+    expect(lab.locator("#profile svg.timeline")).to_have_count(0)
+    expect(lab.locator("#profile")).to_contain_text("Press “Profile”")
+    expect(lab.locator("#compare .verdict-line")).to_have_count(0)
+    expect(lab.locator("#compare")).to_contain_text("Run on both engines")
+    # the same snippet run again keeps them
+    lab.click("#profile-run")
+    expect(lab.locator("#profile svg.timeline")).to_be_visible(timeout=30_000)
+    run_and_wait(lab, lambda: lab.click("#run"))
+    expect(lab.locator("#profile svg.timeline")).to_be_visible()
+
+
+def test_first_visit_guide(first_visit):
+    page = first_visit
+    guide = page.locator("#guide")
+    expect(guide).to_be_visible()
+    expect(guide).to_have_attribute("role", "dialog")
+    expect(page.locator("#guide-title")).to_have_text("Welcome to the lab")
+    screenshot(page, "guide-first-visit")
+    # the page is not blocked while the guide is open: Step works
+    page.click("#step")
+    expect(page.locator("body")).to_have_attribute("data-step", "0")
+    for _ in range(3):
+        page.click("#guide-next")
+    expect(page.locator("#guide-next")).to_have_text("Got it")
+    page.click("#guide-next")
+    expect(guide).to_be_hidden()
+    expect(page.locator("#guide-open")).to_be_focused()
+    # remembered: a reload does not show it again
+    page.reload()
+    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
+    expect(page.locator("#guide")).to_be_hidden()
+    # "How to use the lab" opens it again, from the keyboard; Escape closes it
+    page.locator("#guide-open").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#guide")).to_be_visible()
+    expect(page.locator("#guide-open")).to_have_attribute("aria-expanded", "true")
+    page.keyboard.press("Escape")
+    expect(page.locator("#guide")).to_be_hidden()
+
+
+@pytest.mark.parametrize("panel", ["editor", "graph", "queue", "deps", "buffers", "saved",
+                                   "leafgrads", "log", "compare", "profile"])
+def test_every_panel_has_a_question_mark(lab, panel):
+    toggle = lab.locator(f"#{panel}-title .help-toggle")
+    help_box = lab.locator(f"#{panel}-help")
+    expect(help_box).to_be_hidden()
+    toggle.scroll_into_view_if_needed()
+    toggle.focus()
+    lab.keyboard.press("Enter")
+    expect(help_box).to_be_visible()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    assert len(help_box.inner_text()) > 60
+    toggle.click()
+    expect(help_box).to_be_hidden()
+
+
+@pytest.mark.parametrize("word", ["waits", "input buffer", "seq max", "AccumulateGrad", "freed"])
+def test_terms_are_explained_where_they_appear(lab, word):
+    term = lab.locator(f'#lab-page .panels .term[data-term="{word}"] >> visible=true').first
+    term.scroll_into_view_if_needed()
+    term.focus()  # keyboard focus shows the meaning, as hover does
+    tip = lab.locator("#term-tip")
+    expect(tip).to_be_visible()
+    expect(tip).to_contain_text(word)
+    assert len(tip.inner_text()) > 60
+    expect(term).to_have_attribute("aria-describedby", "term-tip")
+    lab.keyboard.press("Escape")
+    expect(tip).to_be_hidden()
 
 
 # Every card's content stays inside the card (tables, lists); the graph and the wide tools scroll
@@ -260,7 +460,7 @@ def test_the_mixed_example_fits_and_stays_readable(lab, width):
 def test_zoom_buttons(lab):
     run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
     graph = lab.locator("#graph")
-    expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "true")
+    expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "false")  # readable size
     lab.click("#zoom-actual")
     expect(graph).to_have_attribute("data-scale", "1.000")
     expect(lab.locator("#zoom-level")).to_have_text("100%")
@@ -271,6 +471,42 @@ def test_zoom_buttons(lab):
     lab.click("#zoom-out")
     expect(graph).to_have_attribute("data-scale", "0.800")
     expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "false")
+    assert graph.evaluate("g => g.scrollHeight > g.clientHeight")  # 18 nodes: it scrolls
+    expect(lab.locator("#overview")).to_be_visible()  # with an overview of the whole graph
     lab.click("#zoom-fit")
     expect(lab.locator("#zoom-fit")).to_have_attribute("aria-pressed", "true")
-    assert graph.evaluate("g => g.scrollHeight > g.clientHeight")  # 18 nodes: it scrolls
+    assert float(graph.get_attribute("data-scale")) < 0.75  # Fit goes below 75% when it must
+    assert graph.evaluate("g => g.scrollHeight <= g.clientHeight + 1 && g.scrollWidth <= g.clientWidth + 1")
+    expect(lab.locator("#overview")).to_be_hidden()  # nothing to scroll to
+
+
+def test_a_60_term_sum_fits_and_has_an_overview(lab):
+    terms = " + ".join(f"x * {i}.0" for i in range(1, 61))
+    type_snippet(lab, f"x = torch.tensor(1.0, requires_grad=True)\ny = {terms}\ny.backward()\n")
+    run_and_wait(lab, lambda: lab.click("#run"))
+    graph = lab.locator("#graph")
+    overview = lab.locator("#overview")
+    expect(overview).to_be_visible()
+    # dragging the overview's box moves the view
+    before = graph.evaluate("g => [g.scrollLeft, g.scrollTop]")
+    box = overview.bounding_box()
+    lab.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
+    assert graph.evaluate("g => [g.scrollLeft, g.scrollTop]") != before
+    lab.click("#zoom-fit")
+    assert graph.evaluate("g => g.scrollHeight <= g.clientHeight + 1 && g.scrollWidth <= g.clientWidth + 1")
+    screenshot(lab, "sum-60-fit")
+
+
+def test_the_mixed_example_needs_no_scrolling_at_1280x800(lab):
+    """The ready queue's head and the leaf .grad panel are on screen, and Follow keeps the node
+    being run in view of the graph panel at every step."""
+    run_and_wait(lab, lambda: lab.select_option("#preset", "mixed"))
+    assert lab.evaluate("window.scrollY") == 0
+    for _ in range(6):
+        lab.click("#step")
+        expect(lab.locator("#queue li.next")).to_be_in_viewport(ratio=1)
+        expect(lab.locator("#leafgrads table")).to_be_in_viewport(ratio=1)
+    expect(lab.locator("#zoom-follow")).to_have_attribute("aria-pressed", "true")
+    current = lab.locator("#graph svg g.node.current")
+    expect(current).to_be_in_viewport()
+    screenshot(lab, "mixed-1280")
