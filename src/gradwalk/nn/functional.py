@@ -57,19 +57,27 @@ erf = nn_ops.erf
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """``input * mask / (1 - p)`` (MulBackward0, as PyTorch on CPU); the input itself when
-    there is nothing to drop (``p=0`` or not training)."""
+    there is nothing to drop (``p=0`` or not training). The mask is PyTorch's:
+    ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``, on the default generator."""
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if p == 0 or not training or input.numel() == 0:
         return input
-    from ..ops.factories import default_generator
     from ..tensor import Tensor
 
     if p == 1:
         noise = Tensor._make(np.zeros((), dtype=input._data.dtype))
     else:
-        keep = default_generator._rng.random(input.shape) >= p
-        noise = Tensor._make((keep / (1 - p)).astype(input._data.dtype))
+        from .. import _distributions, random
+        from ..ops.random_ops import _memory_order
+
+        data = input._array()
+        noise = np.empty_like(data)  # the input's layout, as empty_like: drawn in storage order
+        keep = _distributions.bernoulli_scalar(random.default_generator, data.size, 1 - p)
+        view = _memory_order(noise)
+        view[...] = keep.reshape(view.shape)
+        noise /= data.dtype.type(1 - p)  # noise.div_(1 - p), in the input's dtype
+        noise = Tensor._make(noise)
     return input.mul_(noise) if inplace else input * noise
 
 

@@ -1,14 +1,16 @@
-"""``nn.init``: fill a tensor in place (under no_grad) with values drawn as PyTorch draws them.
+"""``nn.init``: fill a tensor in place (under no_grad) as PyTorch's ``torch/nn/init.py`` does.
 
-The distributions and their bounds are PyTorch's; the random numbers come from gradwalk's
-generator (``gradwalk.manual_seed``), so they are not the same numbers as PyTorch's.
+Same draws, in the same order, on the same generator (``gradwalk.random``), so after
+``manual_seed`` the initial weights are PyTorch's, bit for bit. The bounds are computed in the
+same order of floating-point operations as PyTorch's (``std = gain / sqrt(fan)``, then
+``bound = sqrt(3) * std``), so they round the same way.
 """
 import math
 import warnings
 
 import numpy as np
 
-from ..ops.factories import _rng
+from ..grad_mode import no_grad
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -50,27 +52,67 @@ def _calculate_correct_fan(tensor, mode):
 
 def _fill(tensor, values):
     """Write ``values`` into the tensor's memory (an in-place update, outside autograd)."""
-    tensor._data[...] = values
+    tensor._array()[...] = values
     tensor._version_counter[0] += 1
     return tensor
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    rng = _rng(generator)
-    values = rng.normal(mean, std, tensor.shape)
-    bad = (values < a) | (values > b)
-    while bad.any():  # redraw the ones outside [a, b]
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
-        bad = (values < a) | (values > b)
-    return _fill(tensor, values)
+    """PyTorch 2.13's: when [a, b] holds more than 30% of the mass, normal draws with the values
+    outside redrawn (a whole fresh tensor of draws per round); otherwise uniform proposals on
+    [a, b] accepted by comparing a uniform's log with the normal's log density."""
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    from .. import empty_like, where
+
+    with no_grad():
+        p = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if p > 0.3:
+            np_dtype = tensor._array().dtype.type
+            lo, hi = float(np_dtype(a)), float(np_dtype(b))
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                mask = (result < lo) | (result > hi)
+                if not mask.any():
+                    break
+                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+            if tensor is not result:
+                tensor.copy_(result)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+            candidates = empty_like(tensor)
+            accept_buf = empty_like(tensor)
+            tensor.uniform_(a, b, generator=generator)
+            candidates.copy_(tensor)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+            if pending.any():
+                result = tensor
+                while True:
+                    candidates.uniform_(a, b, generator=generator)
+                    result = where(pending, candidates, result)
+                    candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                    pending = where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates),
+                                    pending)
+                    if not pending.any():
+                        break
+                tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor, val):
@@ -93,13 +135,15 @@ def eye_(tensor):
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound, generator)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -107,7 +151,9 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    gain = calculate_gain(nonlinearity, a)
+    std = gain / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
@@ -116,4 +162,60 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+    gain = calculate_gain(nonlinearity, a)
+    std = gain / math.sqrt(fan)
+    return normal_(tensor, 0, std, generator)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """QR of a matrix of normal draws (PyTorch's draws; the QR is NumPy's LAPACK, not MKL's, so the
+    last bits can differ)."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from .. import empty
+
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flattened = empty(rows, cols, dtype=tensor.dtype).normal_(0, 1, generator=generator)._data
+    if rows < cols:
+        flattened = flattened.T
+    q, r = np.linalg.qr(flattened)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tensor.shape))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from .. import randperm
+
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        data = tensor._array()
+        for col_idx in range(cols):  # PyTorch draws one permutation per column (default generator)
+            zero_indices = randperm(rows)._data[:num_zeros]
+            data[zero_indices, col_idx] = 0
+    return tensor
+
+
+def dirac_(tensor, groups=1):
+    dimensions = tensor.dim()
+    if dimensions not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    sizes = tensor.shape
+    if sizes[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    out_chans_per_grp = sizes[0] // groups
+    min_dim = min(out_chans_per_grp, sizes[1])
+    values = np.zeros(sizes, dtype=tensor._array().dtype)
+    centre = tuple(s // 2 for s in sizes[2:])
+    for g in range(groups):
+        for d in range(min_dim):
+            values[(g * out_chans_per_grp + d, d) + centre] = 1
+    return _fill(tensor, values)

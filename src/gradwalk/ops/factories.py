@@ -1,7 +1,7 @@
 """Tensor factories: ``tensor``, ``zeros``, ``randn``, ... and the random generator.
 
-Random values come from our own NumPy generator: ``manual_seed`` makes runs reproducible, but the
-numbers are not PyTorch's.
+The random ones (``rand``, ``randn``, ``randint``, ...) are in ``random_ops.py``, on PyTorch's
+generator (``gradwalk.random``).
 """
 import numbers
 import warnings
@@ -16,59 +16,8 @@ from .._dtype import Size, as_dtype, get_default_dtype, int64
 from ._util import export
 
 
-class Generator:
-    """``torch.Generator``: a seedable source of random numbers."""
-
-    def __init__(self, device="cpu"):
-        self._seed = 67280421310721
-        self._rng = np.random.default_rng(self._seed)
-
-    def manual_seed(self, seed):
-        self._seed = int(seed)
-        self._rng = np.random.default_rng(self._seed)
-        return self
-
-    def seed(self):
-        self._seed = int(np.random.SeedSequence().entropy % (2**63))
-        self._rng = np.random.default_rng(self._seed)
-        return self._seed
-
-    def initial_seed(self):
-        return self._seed
-
-    def get_state(self):
-        Tensor = _tensor.Tensor
-        import json
-
-        return Tensor._make(np.frombuffer(json.dumps(self._rng.bit_generator.state).encode(), dtype=np.uint8).copy())
-
-    def set_state(self, state):
-        import json
-
-        self._rng.bit_generator.state = json.loads(bytes(state._data).decode())
-
-
-default_generator = Generator()
-
-
-@export(method=False)
-def manual_seed(seed):
-    default_generator.manual_seed(seed)
-    return default_generator
-
-
-@export(method=False)
-def seed():
-    return default_generator.seed()
-
-
-@export(method=False)
-def initial_seed():
-    return default_generator.initial_seed()
-
-
-def _rng(generator):
-    return (generator or default_generator)._rng
+# PyTorch's generator lives in gradwalk.random; the draws in ops/random_ops.py
+from ..random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: E402,F401
 
 
 def _make(data, dtype=None, requires_grad=False):
@@ -248,71 +197,6 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     on_cpu(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
     return _make(np.eye(n, m, dtype=d.np), requires_grad=requires_grad)
-
-
-@export(method=False)
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
-    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _make(_rng(generator).random(_size(size)).astype(d.np), requires_grad=requires_grad)
-
-
-@export(method=False)
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
-    d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _make(_rng(generator).standard_normal(_size(size)).astype(d.np), requires_grad=requires_grad)
-
-
-@export(method=False)
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
-    if size is None:  # randint(high, size)
-        low, high, size = 0, low, high
-    d = as_dtype(dtype) if dtype is not None else int64
-    return _make(_rng(generator).integers(low, high, size=tuple(size)).astype(d.np))
-
-
-@export(method=False)
-def randperm(n, *, generator=None, dtype=None, device=None):
-    on_cpu(device)
-    return _make(_rng(generator).permutation(n).astype(np.int64))
-
-
-@export(method=False)
-def rand_like(input, *, dtype=None, requires_grad=False):
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-@export(method=False)
-def randn_like(input, *, dtype=None, requires_grad=False):
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-
-
-@export(method=False)
-def normal(mean, std, size=None, *, generator=None):
-    Tensor = _tensor.Tensor
-    if size is not None:
-        return _make(_rng(generator).normal(mean, std, size=tuple(size)).astype(get_default_dtype().np))
-    m = mean._data if isinstance(mean, Tensor) else mean
-    s = std._data if isinstance(std, Tensor) else std
-    return _make(np.asarray(_rng(generator).normal(m, s)).astype(get_default_dtype().np))
-
-
-@export(method=False)
-def bernoulli(input, p=None, *, generator=None):
-    probs = input._data if p is None else np.full(input.shape, p)
-    return _make((_rng(generator).random(input.shape) < probs).astype(input._data.dtype))
-
-
-@export(method=False)
-def multinomial(input, num_samples, replacement=False, *, generator=None):
-    p = input._data / input._data.sum(-1, keepdims=True)
-    rng = _rng(generator)
-    if p.ndim == 1:
-        return _make(rng.choice(len(p), size=num_samples, replace=replacement, p=p).astype(np.int64))
-    return _make(np.stack([rng.choice(p.shape[-1], size=num_samples, replace=replacement, p=row)
-                           for row in p]).astype(np.int64))
 
 
 @export(method=False)

@@ -1,6 +1,7 @@
 """Every op function in one namespace (``gradwalk.<name>``); formulas import it as ``F``."""
 from ._util import FUNCTIONS
 from . import pointwise, reduction, shape, linalg, factories, inplace, activation  # noqa: F401
-from . import extra  # noqa: F401
+from . import extra, einsum  # noqa: F401
+from . import random_ops  # noqa: F401
 
 globals().update(FUNCTIONS)

@@ -153,21 +153,3 @@ def masked_fill_(self, mask, value):
     from .shape import MaskedFill
 
     return _inplace(MaskedFill, self, (), {"mask": np.broadcast_to(mask._data, self.shape), "value": value})
-
-
-@export(function=False)
-def uniform_(self, a=0.0, b=1.0, generator=None):
-    from .factories import _rng
-
-    self._array()[...] = _rng(generator).uniform(a, b, self.shape)
-    self._version_counter[0] += 1
-    return self
-
-
-@export(function=False)
-def normal_(self, mean=0.0, std=1.0, generator=None):
-    from .factories import _rng
-
-    self._array()[...] = _rng(generator).normal(mean, std, self.shape)
-    self._version_counter[0] += 1
-    return self

@@ -1,0 +1,561 @@
+"""ATen's CPU sampling kernels, as NumPy: generator words in, the values PyTorch computes out.
+
+Every function takes a ``gradwalk.random.Generator`` and a count and returns the values in the
+order PyTorch's kernel writes them (``cpu_serial_kernel``: the output's memory order). Where the
+source says so:
+
+* ``aten/src/ATen/core/TransformationHelper.h``: words to floats (``uniform_real``: the low 24
+  bits of one word for float32, the low 53 bits of ``random64()`` for float64), ints, and the
+  transformations (``exponential``, ``geometric``, ``cauchy``, ``bernoulli``, ``log_normal``);
+* ``aten/src/ATen/core/DistributionsHelper.h``: the one-at-a-time normal (Box-Muller in double,
+  the second value cached in the generator);
+* ``aten/src/ATen/native/cpu/DistributionTemplates.h``: ``normal_fill`` (16 at a time, for 16 or
+  more contiguous values) and its float32 AVX2 version, which PyTorch runs even on AVX-512
+  machines (``REGISTER_NO_AVX512_DISPATCH(normal_stub)``) with ``avx_mathfun.h``'s Cephes log and
+  sincos: emulated below operation by operation, including the multiply-adds GCC fuses;
+* ``aten/src/ATen/native/TensorFactories.cpp`` (``randperm_cpu``) and
+  ``native/cpu/MultinomialKernel.cpp``.
+
+Double-precision results that go through glibc's ``log``/``log1p``/``exp``/``tan`` use NumPy's,
+which can differ from glibc's in the last bit of a float64 (never seen to change a float32);
+``log1p`` is fdlibm's algorithm, as glibc's, to get closer. Tests count such cases.
+"""
+import math
+
+import numpy as np
+
+F32 = np.float32
+F64 = np.float64
+_TWO_PI = 2.0 * math.pi
+
+# ------------------------------------------------------------------------------------------------
+# uniform reals (transformation::uniform_real)
+
+
+def _unit_float(words):
+    """float32 in [0, 1): the low 24 bits of each word, times 2**-24."""
+    return (words & np.uint32(0xFFFFFF)).astype(F32) * F32(2.0 ** -24)
+
+
+def _unit_double(words64):
+    """float64 in [0, 1): the low 53 bits of each ``random64()``, times 2**-53."""
+    return (words64 & np.uint64((1 << 53) - 1)).astype(F64) * (2.0 ** -53)
+
+
+def _unit_half(words):
+    return ((words & np.uint32(0x7FF)).astype(F32) * F32(2.0 ** -11))
+
+
+def uniform(gen, n, np_dtype, low=0.0, high=1.0):
+    """``uniform_(low, high)``: ``x * (to - from) + from`` in the dtype's accumulate type (float32
+    for float32 and half, float64 for float64), ``from`` and ``to`` first cast to the dtype. GCC
+    fuses the multiply-add (the kernel is built with FMA)."""
+    if np_dtype == F64:
+        x = _unit_double(gen._random64(n))
+        a, b = F64(low), F64(high)
+    else:
+        x = _unit_half(gen._random(n)) if np_dtype == np.float16 else _unit_float(gen._random(n))
+        cast = np.dtype(np_dtype).type
+        a, b = F32(cast(low)), F32(cast(high))
+    if a == 0 and b == 1:
+        return x.astype(np_dtype, copy=False)
+    return fma(x, b - a, a).astype(np_dtype, copy=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# fused multiply-add, rounded once, as the FMA instructions GCC emits
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once, for float32 or float64 arrays (the type of ``a``)."""
+    a = np.asarray(a)
+    if a.dtype == F32:
+        return _fma32(a, b, c)
+    return _fma64(a, b, c)
+
+
+def _fma32(a, b, c):
+    # a * b is exact in float64 (24 + 24 bits); the sum is rounded to float64, then to float32.
+    # That double rounding can differ from one rounding only when the float64 sum lands exactly
+    # halfway between two float32s: those (rare) elements are redone exactly below.
+    # (Conversions with astype and float64 operands keep NumPy off its slow mixed-type loops.)
+    s = a.astype(F64)
+    s *= b if np.ndim(b) == 0 else np.asarray(b, dtype=F64)
+    s += c if np.ndim(c) == 0 else np.asarray(c, dtype=F64)
+    out = s.astype(F32)
+    bits = s.view(np.uint64)
+    bits &= np.uint64(0x1FFFFFFF)
+    halfway = bits == np.uint64(0x10000000)
+    if halfway.any():
+        s = a.astype(F64) * np.asarray(b, dtype=F64) + np.asarray(c, dtype=F64)
+        _fix_halfway32(out, s, a, b, c, halfway)
+    return out
+
+
+def _fix_halfway32(out, s, a, b, c, where):
+    idx = np.nonzero(where)
+    a, b, c = (np.broadcast_to(np.asarray(v, dtype=F64), s.shape)[idx] for v in (a, b, c))
+    p = a * b
+    total = s[idx]
+    bb = total - p
+    err = (p - (total - bb)) + (c - bb)  # TwoSum: total + err == p + c exactly
+    nudged = np.where(err > 0, np.nextafter(total, np.inf), np.where(err < 0, np.nextafter(total, -np.inf), total))
+    out[idx] = nudged.astype(F32)
+
+
+def _split(x):
+    c = x * 134217729.0  # 2**27 + 1: Veltkamp's split into two 26-bit halves
+    hi = c - (c - x)
+    return hi, x - hi
+
+
+def _fma64(a, b, c):
+    """Double fma from error-free products (Dekker) and sums (Knuth): exact except in the
+    rounding of ties between the last two terms, which random draws never reach."""
+    a = np.asarray(a, dtype=F64)
+    b = np.asarray(b, dtype=F64)
+    c = np.asarray(c, dtype=F64)
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    perr = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # p + perr == a * b exactly
+    s = p + c
+    bb = s - p
+    serr = (p - (s - bb)) + (c - bb)  # s + serr == p + c exactly
+    return s + (serr + perr)
+
+
+# ------------------------------------------------------------------------------------------------
+# glibc's log1p (fdlibm's algorithm with glibc's polynomial order)
+
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_LP = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+       2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+       1.479819860511658591e-01)
+
+
+def _high_word(x):
+    return (x.view(np.int64) >> 32).astype(np.int32)
+
+
+def log1p(x):
+    """``log1p`` for float64 ``x > -1``, following glibc's ``s_log1p.c`` step by step."""
+    x = np.asarray(x, dtype=F64)
+    hx = _high_word(x)
+    ax = hx & 0x7FFFFFFF
+    direct = (hx < 0x3FDA827A) & ((hx > 0) | (hx <= np.int32(-1076707645)))  # -0.2929 < x < 0.41422
+    u = 1.0 + x
+    hu = _high_word(u)
+    k = ((hu >> 20) - 1023).astype(np.int64)
+    c = np.where(k > 0, 1.0 - (u - x), x - (u - 1.0)) / u
+    hu = hu & 0x000FFFFF
+    below = hu < 0x6A09E
+    k = np.where(below, k, k + 1)
+    hu = np.where(below, hu, (0x00100000 - hu) >> 2)
+    high = np.where(below, (hu | 0x3FF00000), ((_high_word(u) & 0x000FFFFF) | 0x3FE00000)).astype(np.int64)
+    normalized = ((u.view(np.int64) & 0xFFFFFFFF) | (high << 32)).view(F64)
+    f = np.where(direct, x, normalized - 1.0)
+    k = np.where(direct, 0, k)
+    c = np.where(direct, 0.0, c)
+    hu = np.where(direct, 1, hu)
+    dk = k.astype(F64)
+    hfsq = 0.5 * f * f
+    s = f / (2.0 + f)
+    z = s * s
+    z2 = z * z
+    z4 = z2 * z2
+    z6 = z4 * z2
+    R = (z * _LP[0] + z2 * (_LP[1] + z * _LP[2])) + z4 * (_LP[3] + z * _LP[4]) + z6 * (_LP[5] + z * _LP[6])
+    out = np.where(k == 0, f - (hfsq - s * (hfsq + R)),
+                   dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + (dk * _LN2_LO + c))) - f))
+    tiny_f = hu == 0  # |f| < 2**-20
+    if tiny_f.any():
+        R2 = hfsq * (1.0 - 0.66666666666666666 * f)
+        small = np.where(k == 0, f - R2, dk * _LN2_HI - ((R2 - (dk * _LN2_LO + c)) - f))
+        small = np.where(f == 0, np.where(k == 0, 0.0, dk * _LN2_HI + (c + dk * _LN2_LO)), small)
+        out = np.where(tiny_f, small, out)
+    tiny_x = ax < 0x3E200000  # |x| < 2**-29
+    if tiny_x.any():
+        out = np.where(tiny_x, np.where(ax < 0x3C900000, x, x - x * x * 0.5), out)
+    out = np.where(x == -1.0, -np.inf, out)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# normal
+
+
+def normal_one_at_a_time(gen, n, mean, std):
+    """``at::normal_distribution<double>``, ``n`` times, as float64: Box-Muller on two doubles
+    (``u1`` for the angle, ``u2`` for the radius), ``r * cos`` returned and ``r * sin`` kept in
+    the generator for the next call (``next_double_normal_sample``)."""
+    out = np.empty(n, dtype=F64)
+    start = 0
+    if n and gen._next_double_normal is not None:
+        out[0] = gen._next_double_normal
+        gen._next_double_normal = None
+        start = 1
+    pairs = (n - start + 1) // 2
+    if pairs:
+        u = _unit_double(gen._random64(2 * pairs))
+        u1, u2 = u[0::2], u[1::2]
+        r = np.sqrt(-2.0 * log1p(-u2))
+        theta = 2.0 * math.pi * u1
+        values = np.empty(2 * pairs, dtype=F64)
+        values[0::2] = r * np.cos(theta)
+        values[1::2] = r * np.sin(theta)
+        out[start:] = values[:n - start]
+        if (n - start) % 2:
+            gen._next_double_normal = float(values[-1])
+    if not (mean == 0 and std == 1):
+        out = fma(out, F64(std), F64(mean))  # transformation::normal: val * std + mean, fused
+    return out
+
+
+def _normal_fill_uniforms(gen, n, unit, words):
+    """``normal_fill``'s uniforms: ``n`` of them, then, if ``n % 16``, 16 more for the last block."""
+    u = unit(words(n))
+    tail = unit(words(16)) if n % 16 else None
+    return u, tail
+
+
+def _blocks(u):
+    b = u.reshape(-1, 2, 8)
+    return b[:, 0, :], b[:, 1, :]
+
+
+def normal_fill_double(gen, n, mean, std):
+    """``normal_fill<double>``: 16 uniforms at a time, ``u1 = 1 - data[j]`` for the radius and
+    ``data[j + 8]`` for the angle, with glibc's log, cos and sin."""
+    u, tail = _normal_fill_uniforms(gen, n, _unit_double, gen._random64)
+
+    def fill16(block):
+        first, second = _blocks(block)
+        radius = np.sqrt(-2.0 * np.log(1.0 - first))
+        theta = _TWO_PI * second
+        out = np.empty((first.shape[0], 2, 8), dtype=F64)
+        out[:, 0, :] = fma(radius * np.cos(theta), F64(std), F64(mean))
+        out[:, 1, :] = fma(radius * np.sin(theta), F64(std), F64(mean))
+        return out.reshape(-1)
+
+    m = n // 16 * 16
+    out = u
+    out[:m] = fill16(u[:m])
+    if tail is not None:
+        out[n - 16:] = fill16(tail)
+    return out
+
+
+def normal_fill_float(gen, n, mean, std):
+    """``normal_fill_AVX2``: float32 uniforms, then ``avx_mathfun``'s ``log256_ps`` and
+    ``sincos256_ps`` on eight lanes at a time, ``fmadd(n, std, mean)`` at the end."""
+    u, tail = _normal_fill_uniforms(gen, n, _unit_float, gen._random)
+    m = n // 16 * 16
+    out = u
+    for lo in range(0, m, _CHUNK):
+        hi = min(m, lo + _CHUNK)
+        out[lo:hi] = _normal_16_avx2(u[lo:hi], mean, std)
+    if tail is not None:
+        out[n - 16:] = _normal_16_avx2(tail, mean, std)
+    return out
+
+
+_CHUNK = 1 << 15  # values per pass: the temporaries stay in cache
+
+# avx_mathfun.h's constants, as float32
+_SQRTHF = F32(0.707106781186547524)
+_LOG_P = [F32(v) for v in (7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
+                           1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
+                           3.3333331174E-1)]
+_LOG_Q1 = F32(-2.12194440e-4)
+_LOG_Q2 = F32(0.693359375)
+_DP1, _DP2, _DP3 = F32(-0.78515625), F32(-2.4187564849853515625e-4), F32(-3.77489497744594108e-8)
+_SINCOF = [F32(v) for v in (-1.9515295891E-4, 8.3321608736E-3, -1.6666654611E-1)]
+_COSCOF = [F32(v) for v in (2.443315711809948E-005, -1.388731625493765E-003, 4.166664568298827E-002)]
+_FOPI = F32(1.27323954473516)
+_TWO_PI_F = F32(2.0 * math.pi)
+
+
+def _log256(x):
+    """``log256_ps`` for x in (0, 1] (no denormals, no x <= 0 here). The multiply-adds
+    ``y = y * x + p`` are fused, as GCC compiles them with -mfma."""
+    bits = x.view(np.int32)
+    e = ((bits >> 23) - 126).astype(F32)  # exponent + 1
+    mant = ((bits & np.int32(0x007FFFFF)) | np.int32(0x3F000000)).view(F32)  # in [0.5, 1)
+    small = mant < _SQRTHF
+    e -= small  # e -= 1 where mant < sqrt(1/2)
+    x = np.where(small, mant + mant, mant) - F32(1)  # (mant - 1) + mant, or mant - 1: both exact
+    z = x * x
+    y = np.full_like(x, _LOG_P[0])
+    for p in _LOG_P[1:]:
+        y = _fma32(y, x, p)
+    y = y * x
+    y = _fma32(y, z, e * _LOG_Q1)  # y * z + e * q1: GCC fuses the first product
+    y = y - z * F32(0.5)
+    x = x + y
+    return x + e * _LOG_Q2  # e * q2 is exact, so the fused and unfused sums agree
+
+
+def _sincos256(x):
+    """``sincos256_ps`` for x >= 0 (theta = 2 pi u): returns (sin, cos)."""
+    j = (x * _FOPI).astype(np.int32)
+    j = (j + 1) & ~1
+    y = j.astype(F32)
+    sin_negative = (j & 4) != 0
+    cos_negative = (~(j - 2) & 4) != 0
+    use_sin_poly = (j & 2) == 0  # the polynomial that gives sin on this octant
+    x = x + y * _DP1  # y * DP1 and y * DP2 are exact (y <= 8), so fused == unfused
+    x = x + y * _DP2
+    x = _fma32(y, _DP3, x)
+    z = x * x
+    c = _fma32(np.full_like(x, _COSCOF[0]), z, _COSCOF[1])
+    c = _fma32(c, z, _COSCOF[2])
+    c = c * z
+    c = _fma32(c, z, -(z * F32(0.5)))  # (c * z) - z * 0.5: GCC fuses the first product
+    c = c + F32(1)
+    s = _fma32(np.full_like(x, _SINCOF[0]), z, _SINCOF[1])
+    s = _fma32(s, z, _SINCOF[2])
+    s = s * z
+    s = _fma32(s, x, x)
+    sin = np.where(use_sin_poly, s, c)
+    cos = np.where(use_sin_poly, c, s)
+    np.negative(sin, out=sin, where=sin_negative)
+    np.negative(cos, out=cos, where=cos_negative)
+    return sin, cos
+
+
+def _normal_16_avx2(block, mean, std):
+    first, second = _blocks(block)
+    u1 = (F32(1) - first).reshape(-1)
+    u2 = second.reshape(-1)
+    radius = np.sqrt(F32(-2) * _log256(u1))
+    sin, cos = _sincos256(_TWO_PI_F * u2)
+    out = np.empty((first.shape[0], 2, 8), dtype=F32)
+    mean, std = F32(mean), F32(std)
+    rows = first.shape[0]
+    if mean == 0 and std == 1:
+        out[:, 0, :] = (radius * cos).reshape(rows, 8)
+        out[:, 1, :] = (radius * sin).reshape(rows, 8)
+    else:
+        out[:, 0, :] = _fma32(radius * cos, std, mean).reshape(rows, 8)
+        out[:, 1, :] = _fma32(radius * sin, std, mean).reshape(rows, 8)
+    return out.reshape(-1)
+
+
+def normal(gen, n, np_dtype, mean=0.0, std=1.0, contiguous=True):
+    """``normal_(mean, std)`` on ``n`` values of a tensor of ``np_dtype`` (normal_kernel)."""
+    if n >= 16 and contiguous:
+        if np_dtype == F32:
+            return normal_fill_float(gen, n, mean, std)
+        if np_dtype == F64:
+            return normal_fill_double(gen, n, mean, std)
+    return normal_one_at_a_time(gen, n, mean, std).astype(np_dtype)
+
+
+# ------------------------------------------------------------------------------------------------
+# integers
+
+
+def random_from_to(gen, n, np_dtype, low, high):
+    """``random_(low, high)`` / ``randint``: ``word % (high - low) + low``. PyTorch 2.13 takes
+    ``random64()`` words once the range reaches 2**28 (measured: 2**28 - 1 draws one word per
+    value, 2**28 two; for float32 the switch comes one later), ``random()`` words below."""
+    span = int(high) - int(low)
+    if span >= (1 << 28) + (np.dtype(np_dtype) == F32):
+        words = gen._random64(n) % np.uint64(span)
+    else:
+        words = gen._random(n).astype(np.uint64) % np.uint64(span)
+    values = words.astype(np.int64) + np.int64(low)
+    return values.astype(np_dtype)
+
+
+def random_full_range(gen, n, np_dtype):
+    """``random_(-2**63, None)``: a whole ``random64()`` as int64."""
+    return gen._random64(n).view(np.int64).astype(np_dtype)
+
+
+def random_default(gen, n, np_dtype):
+    """``random_()``: [0, 2**mantissa] for floats, [0, max] for ints, {0, 1} for bool."""
+    dt = np.dtype(np_dtype)
+    if dt == np.bool_:
+        return (gen._random(n) & np.uint32(1)).astype(np.bool_)
+    if dt == np.float64:
+        return (gen._random64(n) % np.uint64((1 << 53) + 1)).astype(F64)
+    if dt == np.int64:
+        return (gen._random64(n) % np.uint64(1 << 63)).astype(np.int64)
+    if dt.kind == "f":
+        digits = {4: 24, 2: 11}[dt.itemsize]
+        return (gen._random(n) % np.uint32((1 << digits) + 1)).astype(dt)
+    top = int(np.iinfo(dt).max) + 1
+    return (gen._random(n).astype(np.uint64) % np.uint64(top)).astype(dt)
+
+
+# ------------------------------------------------------------------------------------------------
+# the one-double-at-a-time transformations
+
+
+def bernoulli_scalar(gen, n, p):
+    """``bernoulli_(p)``: a double uniform below ``p``."""
+    return _unit_double(gen._random64(n)) < F64(p)
+
+
+def bernoulli_tensor(gen, p):
+    """``bernoulli_(p_tensor)``: one uniform per element, of the type of ``p`` (a 24-bit float
+    for float32 probabilities, a 53-bit double for float64), below ``p``."""
+    p = np.asarray(p)
+    if p.dtype == F64:
+        return _unit_double(gen._random64(p.size)).reshape(p.shape) < p
+    return _unit_float(gen._random(p.size)).reshape(p.shape) < p.astype(F32)
+
+
+def exponential(gen, n, lambd):
+    """``exponential_(lambd)``: ``-1 / lambd * log1p(-u)``."""
+    u = _unit_double(gen._random64(n))
+    return (-1.0 / float(lambd)) * log1p(-u)
+
+
+def geometric(gen, n, p):
+    """``geometric_(p)``: ``ceil(log(u) / log1p(-p))``."""
+    u = _unit_double(gen._random64(n))
+    with np.errstate(divide="ignore"):
+        return np.ceil(np.log(u) / float(log1p(np.array([-float(p)]))[0]))
+
+
+def cauchy(gen, n, median, sigma):
+    """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))``."""
+    u = _unit_double(gen._random64(n))
+    return float(median) + float(sigma) * np.tan(math.pi * (u - 0.5))
+
+
+def log_normal(gen, n, mean, std):
+    """``log_normal_(mean, std)``: ``exp`` of the one-at-a-time normal (sharing its cache)."""
+    return np.exp(normal_one_at_a_time(gen, n, mean, std))
+
+
+# ------------------------------------------------------------------------------------------------
+# randperm
+
+
+def randperm(gen, n):
+    """``randperm_cpu``: Fisher-Yates from the front, ``swap(r[i], r[i + random() % (n - i)])``
+    for ``i < n - 1``; for n of 2**32 / 20 or more, the inside-out variant with ``random64()``.
+
+    The swaps depend on each other, but their result does not need them run one by one: the value
+    that ends at position ``i`` is found by following, backwards in time, the swaps that moved it
+    (see ``_swaps_result``), which NumPy does for all positions at once.
+    """
+    if n < 0xFFFFFFFF // 20:
+        if n <= 1:
+            return np.arange(n, dtype=np.int64)
+        counts = np.arange(n, 1, -1, dtype=np.int64)  # n - i for i = 0 .. n-2
+        z = gen._random(n - 1).astype(np.int64) % counts
+        return _swaps_result(n, np.arange(n - 1, dtype=np.int64) + z)
+    z = (gen._random64(n) % np.arange(1, n + 1, dtype=np.uint64)).astype(np.int64)
+    return _inside_out_result(n, z)
+
+
+def _follow(pointer):
+    """Pointer jumping: every pointer replaced by the end of its chain (an end points to itself)."""
+    active = np.nonzero(pointer[pointer] != pointer)[0]
+    while active.size:
+        pointer[active] = pointer[pointer[active]]
+        active = active[pointer[pointer[active]] != pointer[active]]
+    return pointer
+
+
+def _swaps_result(n, target):
+    """The array after ``for i: swap(a[i], a[target[i]])`` on ``a = arange(n)``, with ``target[i] >= i``.
+
+    Follow the value that ends at position ``i`` backwards: just before step ``i`` it sits at
+    ``target[i]``; going back through the steps ``k < i``, a swap ``(k, target[k])`` with
+    ``target[k]`` equal to its position moves it back to position ``k``. So, with ``prev(k)`` the
+    last step before ``k`` that targeted position ``k``, the value that ``a[k]`` holds just before
+    step ``k`` is ``k`` itself if there is no such step, otherwise what ``a[prev(k)]`` held just
+    before step ``prev(k)``. Chains of ``prev`` are followed all at once by pointer jumping.
+    """
+    steps = np.arange(n - 1, dtype=np.int64)
+    # sort the steps by (target, step) to group the steps that targeted each position
+    key = (target << 32) | steps if n < (1 << 31) else None
+    if key is not None:
+        key.sort()
+        by_target_step = key & np.int64(0xFFFFFFFF)
+        sorted_targets = key >> 32
+    else:
+        order = np.lexsort((steps, target))
+        by_target_step = steps[order]
+        sorted_targets = target[order]
+    # the step before each step, among those with the same target (or -1)
+    same = sorted_targets[1:] == sorted_targets[:-1]
+    earlier_same_target = np.full(n - 1, -1, dtype=np.int64)
+    earlier_same_target[by_target_step[1:][same]] = by_target_step[:-1][same]
+    # prev(k): the last step j < k with target[j] == k. Steps targeting k are all <= k; the
+    # last of them is k itself only when target[k] == k, then take the one before.
+    last = np.full(n, -1, dtype=np.int64)
+    ends = np.append(~same, True)
+    last[sorted_targets[ends]] = by_target_step[ends]
+    prev = last[:n - 1].copy()
+    self_step = prev == steps
+    prev[self_step] = earlier_same_target[self_step]
+    # held[k]: what a[k] holds just before step k
+    has_prev = prev >= 0
+    pointer = np.where(has_prev, prev, steps)
+    pointer = _follow(pointer)
+    held = pointer  # the chain's end e holds e itself
+    # the value at target[i] just before step i: what the last earlier step with the same
+    # target left there (what a[that step] held), else target[i] itself (never touched)
+    j = earlier_same_target
+    result = np.empty(n, dtype=np.int64)
+    result[:n - 1] = np.where(j >= 0, held[np.maximum(j, 0)], target)
+    # the last position is never a step: it holds what the last step targeting it left there
+    k = last[n - 1]
+    result[n - 1] = held[k] if k >= 0 else n - 1
+    return result
+
+
+def _inside_out_result(n, z):
+    """``for i: r[i] = r[z[i]]; r[z[i]] = i`` (randperm's variant for huge n), in NumPy.
+
+    Position p ends with the last i that wrote ``r[z[i]] = i`` to it (z[i] == p), or, if none,
+    what ``r[p] = r[z[p]]`` copied at step p: the value at z[p] just before step p. That value is
+    the last i < p with z[i] == z[p], or, if none, what step z[p] copied, recursively.
+    """
+    steps = np.arange(n, dtype=np.int64)
+    order = np.lexsort((steps, z))
+    zs, ks = z[order], steps[order]
+    same = zs[1:] == zs[:-1]
+    earlier = np.full(n, -1, dtype=np.int64)
+    earlier[ks[1:][same]] = ks[:-1][same]
+    last = np.full(n, -1, dtype=np.int64)
+    ends = np.append(~same, True)
+    last[zs[ends]] = ks[ends]
+    # copied[p]: the value step p copies from position z[p] (for z[p] == p: p itself)
+    # = earlier[p] if that step wrote to z[p] before p, else copied[z[p]] (z[p] < p), else z[p]
+    # when z[p] == p.
+    pointer = np.where(earlier >= 0, -2, np.where(z == steps, -3, z))
+    done = pointer < 0
+    value = np.where(pointer == -2, earlier, steps)
+    ptr = np.where(done, steps, pointer)
+    ptr = _follow(ptr)
+    copied = value[ptr]
+    return np.where(last >= 0, last, copied)
+
+
+# ------------------------------------------------------------------------------------------------
+# multinomial
+
+
+def multinomial_with_replacement(gen, probs, num_samples):
+    """``multinomial_with_replacement_apply``: per row, the cumulative sum in the input's dtype,
+    divided by the total, the last bucket set to 1; each sample a double uniform, placed by
+    binary search (the first bucket whose cumulative value is >= the uniform)."""
+    rows = probs.reshape(-1, probs.shape[-1])
+    out = np.empty((rows.shape[0], num_samples), dtype=np.int64)
+    for i, row in enumerate(rows):  # one row at a time: the draws are row by row
+        cum = np.cumsum(row, dtype=row.dtype)
+        total = cum[-1]
+        cum = cum / total
+        cum[-1] = 1
+        u = _unit_double(gen._random64(num_samples))
+        out[i] = np.searchsorted(cum.astype(F64), u, side="left")
+    return out.reshape(probs.shape[:-1] + (num_samples,))
