@@ -174,3 +174,33 @@ def test_autograd_profiler_is_an_attribute():
         names = {e.key for e in prof.key_averages()}
     """)
     assert "my_block" in gw["names"] and "my_block" in pt["names"]
+
+
+# ---------------------------------------------------------------- einsum
+
+def _chain(t):
+    names, fn = [], t.grad_fn
+    while fn is not None:
+        names.append(fn.name())
+        following = [f for f, _ in fn.next_functions if f is not None and "AccumulateGrad" not in f.name()]
+        fn = following[0] if following else None
+    return names
+
+
+@pytest.mark.parametrize("equation, shapes", [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->ji", [(2, 3)]), ("ij->", [(2, 3)]),
+    ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]), ("i,i->", [(3,), (3,)]), ("ij,ij->i", [(2, 3), (2, 3)]),
+    ("bjk,jk->b", [(5, 3, 4), (3, 4)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("ij,jk", [(2, 3), (3, 4)]),
+    ("i,j->ij", [(3,), (4,)]), ("bij,jk,bkl->bil", [(5, 2, 3), (3, 4), (5, 4, 2)]),
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)])])
+def test_einsum_builds_pytorchs_graph_and_gradients(equation, shapes):
+    gw, pt = run_both(f"""
+        operands = [(torch.arange(float(np.prod(s)), dtype=torch.float64).reshape(s).sin()).requires_grad_()
+                    for s in {shapes!r}]
+        result = torch.einsum({equation!r}, *operands)
+        grads = torch.autograd.grad(result.sum(), operands)
+    """)
+    assert _chain(gw["result"]) == _chain(pt["result"])
+    assert_same(gw["result"], pt["result"])
+    for a, b in zip(gw["grads"], pt["grads"], strict=True):
+        assert_same(a, b)
