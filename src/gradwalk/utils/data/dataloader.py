@@ -69,6 +69,16 @@ class DataLoader:
             default_collate if batch_sampler is not None else (lambda sample: sample))
 
     def __iter__(self):
+        # PyTorch's iterator (_BaseDataLoaderIter) draws a base seed for its workers when it is
+        # made, every epoch, with or without workers and shuffling: one random64 from the
+        # loader's generator (or the default one), before the sampler draws anything
+        from ... import _distributions
+        from ...random import _resolve
+
+        self._base_seed = int(_distributions.random_default(_resolve(self.generator), 1, np.int64)[0])
+        return self._batches()
+
+    def _batches(self):
         if self.batch_sampler is None:
             for idx in self.sampler:
                 yield self.collate_fn(self.dataset[idx])

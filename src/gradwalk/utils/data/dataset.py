@@ -69,18 +69,30 @@ class Subset(Dataset):
 
 
 def random_split(dataset, lengths, generator=None):
-    """Split into non-overlapping subsets of the given lengths (or fractions summing to 1)."""
-    from ...ops.factories import randperm
+    """Split into non-overlapping subsets of the given lengths (or fractions summing to 1), from
+    one ``randperm`` of the whole dataset, as PyTorch."""
+    import math
+    import warnings
+
+    from ...ops.random_ops import randperm
 
     n = len(dataset)
-    if all(0 <= f <= 1 for f in lengths) and abs(sum(lengths) - 1) < 1e-9 and sum(lengths) != n:
-        counts = [int(np.floor(n * f)) for f in lengths]
-        for i in range(n - sum(counts)):
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        counts = []
+        for i, frac in enumerate(lengths):
+            if frac < 0 or frac > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            counts.append(math.floor(n * frac))
+        for i in range(n - sum(counts)):  # the remainder, round-robin
             counts[i % len(counts)] += 1
         lengths = counts
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    order = randperm(n, generator=generator).tolist()
+    order = randperm(sum(lengths), generator=generator).tolist()
     subsets, start = [], 0
     for length in lengths:
         subsets.append(Subset(dataset, order[start:start + length]))

@@ -1,5 +1,8 @@
 """Samplers: the order in which a ``DataLoader`` visits a dataset's indices."""
-from ...ops.factories import Generator, default_generator
+import numpy as np
+
+from ... import _distributions
+from ...random import Generator, _resolve
 
 
 class Sampler:
@@ -22,14 +25,19 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """A fresh permutation every epoch, drawn from ``generator`` (or, like PyTorch, from a
-    generator seeded by the default one)."""
+    """A fresh permutation every epoch, drawn from ``generator`` (or, like PyTorch, from a new
+    generator seeded by one draw from the default one). Lazy, as PyTorch's: nothing is drawn
+    until the first index is asked for, and with replacement the indices come 32 at a time."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={self.replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
 
     @property
     def num_samples(self):
@@ -38,18 +46,17 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n = len(self.data_source)
         generator = self.generator
-        if generator is None:
-            seed = int(default_generator._rng.integers(0, 2**63 - 1))
+        if generator is None:  # torch.empty((), dtype=torch.int64).random_(): a random64 % 2**63
+            seed = int(_distributions.random_default(_resolve(None), 1, np.int64)[0])
             generator = Generator().manual_seed(seed)
-        rng = generator._rng
-        if self.replacement:  # lazily, 32 draws at a time, as PyTorch (num_samples may be 1e10)
+        if self.replacement:
             for _ in range(self.num_samples // 32):
-                yield from rng.integers(0, n, size=32).tolist()
-            yield from rng.integers(0, n, size=self.num_samples % 32).tolist()
-            return
-        for _ in range(self.num_samples // n):
-            yield from rng.permutation(n).tolist()
-        yield from rng.permutation(n)[:self.num_samples % n].tolist()
+                yield from _distributions.random_from_to(generator, 32, np.int64, 0, n).tolist()
+            yield from _distributions.random_from_to(generator, self.num_samples % 32, np.int64, 0, n).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from _distributions.randperm(generator, n).tolist()
+            yield from _distributions.randperm(generator, n).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
