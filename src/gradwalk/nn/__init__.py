@@ -5,7 +5,7 @@
     >>> loss = torch.nn.functional.mse_loss(model(torch.zeros(3, 2)), torch.ones(3, 1))
     >>> loss.backward()
 """
-from . import functional, init  # noqa: F401
+from . import functional, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
 from .parameter import Buffer, Parameter  # noqa: F401

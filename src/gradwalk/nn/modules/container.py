@@ -112,7 +112,7 @@ class ModuleList(Module):
         # runs of identical children print once, as PyTorch does: "(0-2): 3 x Linear(...)"
         reprs = [repr(m) for m in self._modules.values()]
         if not reprs:
-            return "ModuleList()"
+            return self._get_name() + "()"
         lines, start = [], 0
         for end in range(1, len(reprs) + 1):
             if end == len(reprs) or reprs[end] != reprs[start]:
@@ -122,7 +122,7 @@ class ModuleList(Module):
                 else:
                     lines.append(f"({start}-{end - 1}): {end - start} x {body}")
                 start = end
-        return "ModuleList(\n  " + "\n  ".join(lines) + "\n)"
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):
