@@ -170,7 +170,9 @@ export function embedSnippet(o: SnippetOptions): EmbeddedSnippet {
     stepsButton.disabled = !frames.length;
     if (!frames.length) openStepper(false);
     else if (o.step || !stepper.hidden) openStepper(true);
-    el.dataset.state = failure ? "failed" : errors.length ? "error" : "ok";
+    // "failed": the lab could not answer (network, a 5xx); "error": the snippet's own error
+    const broken = failure != null && (failure.type === "NetworkError" || failure.type.startsWith("HTTP ") || failure.type === "InternalError");
+    el.dataset.state = broken ? "failed" : errors.length ? "error" : "ok";
     el.dataset.errorType = errors[0]?.error.type ?? "";
     el.dataset.runs = String(Number(el.dataset.runs ?? "0") + 1);
     el.dataset.busy = "0";
