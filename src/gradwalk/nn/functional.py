@@ -154,3 +154,40 @@ def pad(input, pad, mode="constant", value=None):
             parts.append(F.full(shape, value or 0.0, dtype=input.dtype))
         out = F.cat(parts, dim) if len(parts) > 1 else out
     return out
+
+
+# ---------------------------------------------------------------- average pooling, transposed conv
+
+from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, conv_transpose2d  # noqa: E402,F401
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: ``input * noise`` with one draw per (sample, channel), PyTorch's
+    ``empty(N, C, 1, 1).bernoulli_(1 - p).div_(1 - p)`` on the default generator."""
+    import warnings
+
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
+                      "will result in an error in a future release. To retain the behavior and silence "
+                      "this warning, please use dropout instead. Note that dropout2d exists to provide "
+                      "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+                      "and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+                      "dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+                      "is the channel dim. This behavior will change in a future release to interpret "
+                      "the input as one without a batch dimension, i.e. shape (C, H, W). To maintain "
+                      "the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+                      stacklevel=2)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    from ..ops import functions as ops
+
+    noise_shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    if p == 1:
+        noise = ops.zeros(noise_shape, dtype=input.dtype)
+    else:
+        noise = ops.empty(noise_shape, dtype=input.dtype).bernoulli_(1 - p).div_(1 - p)
+    return input.mul_(noise) if inplace else input * noise

@@ -3,7 +3,8 @@ from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax,
                          Sigmoid, Softmax, Softplus, Tanh)
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
 from .conv import Conv2d, MaxPool2d  # noqa: F401
-from .dropout import Dropout  # noqa: F401
+from .dropout import Dropout, Dropout2d  # noqa: F401
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, ConvTranspose2d, DataParallel  # noqa: F401
 from .linear import Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401
 from .module import Module  # noqa: F401
