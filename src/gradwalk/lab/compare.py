@@ -82,6 +82,7 @@ def _torch_interpreter_class():
         def __init__(self, source, limits=DEFAULT_LIMITS):
             super().__init__(source, "pytorch", limits)
             self.hooked = set()
+            self.hook_handles = []  # removed when the run ends: see run()
             self.rows = None  # the current pass's rows while a backward call runs
             self.torch_passes = []
             self.seq_base = 0
@@ -90,7 +91,17 @@ def _torch_interpreter_class():
             gradwalk.manual_seed(0)  # the shared random numbers start where gradwalk's do
             probe = torch.ones((), requires_grad=True) * 1  # this thread's counter, as of now
             self.seq_base = probe.grad_fn._sequence_nr() + 1
-            return super().run(tree)
+            try:
+                return super().run(tree)
+            finally:
+                # A hook closes over this interpreter, which holds the snippet's tensors, which
+                # hold their graph, which holds the hook: a cycle through PyTorch's C++ nodes
+                # that Python's GC cannot see. Removing the hooks breaks it (issue 14: ~70
+                # compares filled a worker's 1 GiB).
+                for handle in self.hook_handles:
+                    handle.remove()
+                self.hook_handles.clear()
+                self.hooked.clear()
 
         def produce(self, node, compute):
             value = super().produce(node, compute)
@@ -112,7 +123,8 @@ def _torch_interpreter_class():
                 if fn is None or fn in self.hooked:
                     continue
                 self.hooked.add(fn)
-                fn.register_prehook(lambda grads, fn=fn: self.record(fn, grads))
+                self.hook_handles.append(
+                    fn.register_prehook(lambda grads, fn=fn: self.record(fn, grads)))
                 stack.extend(next_fn for next_fn, _ in fn.next_functions)
 
         def record(self, fn, grads):

@@ -9,11 +9,17 @@
     POST /api/profile/trace               the same run as a Chrome trace (a download)
 
 The server mounts them with ``routes += figure_routes.routes``. Query parameters are read with
-the types of the figure function's defaults, so each function's signature is its API.
+the types of the figure function's defaults, so each function's signature is its API; a number
+must be finite and within ±1e6 (seeds and counts whole and non-negative), else a 400 names it.
+Everything these routes compute runs in the server's worker pool, like a snippet (time and
+memory limits, the shared admission limit, cancelled when the client leaves), or in a thread
+when the routes are mounted without the lab's server (the tests' bare app): never in the event
+loop.
 """
 import asyncio
 import inspect
 import json
+import math
 
 import anyio
 from starlette.requests import Request
@@ -21,6 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from . import figures
+from .guard import error_body, parse_json, run_code
 from .limits import DEFAULT_LIMITS, LimitError, SnippetError
 
 TITLES = {
@@ -34,6 +41,7 @@ TITLES = {
     "dead-relu": "Dead ReLU",
 }
 MAX_SOURCE = 20_000
+LARGEST = 1e6  # the largest magnitude of a figure's number parameter
 
 
 def _parse(value, default, name):
@@ -43,10 +51,18 @@ def _parse(value, default, name):
         if value.lower() in ("0", "false", "no", "off"):
             return False
         raise figures.FigureError(f"{name} must be true or false, got {value!r}")
+    if isinstance(default, str):
+        return value
     try:
-        return type(default)(value)
+        number = type(default)(value)
     except ValueError:
         raise figures.FigureError(f"{name} must be a {type(default).__name__}, got {value!r}") from None
+    if not math.isfinite(number) or abs(number) > LARGEST:
+        raise figures.FigureError(f"{name} must be a finite number between -{LARGEST:g} and "
+                                  f"{LARGEST:g}, got {value!r}")
+    if isinstance(number, int) and number < 0:
+        raise figures.FigureError(f"{name} must be 0 or more, got {value!r}")
+    return number
 
 
 def figure_arguments(fn, query):
@@ -59,7 +75,35 @@ def figure_arguments(fn, query):
 
 
 def _bad_request(error):
-    return JSONResponse({"detail": str(error)}, status_code=400)
+    return JSONResponse(error_body("BadRequest", str(error)), status_code=400)
+
+
+def run_figure(request_json, limits=DEFAULT_LIMITS):
+    """``(status, JSON bytes)`` of one figure, ``request_json`` being ``{"name", "args"}``
+    (``"name": "xor/stream"``: every event of the XOR training, as a list). In the lab this
+    runs in a worker process (workers.py)."""
+    request = json.loads(request_json)
+    name, arguments = request["name"], request["args"]
+    try:
+        if name == "xor/stream":
+            answer = list(figures.xor_training(**arguments))
+        else:
+            answer = figures.FIGURES[name](**arguments)
+    except (figures.FigureError, ValueError, OverflowError, ZeroDivisionError) as error:
+        # a check of the figure's own (FigureError) or one it did not make: a 400 either way
+        return 400, json.dumps(error_body("BadRequest", f"{name}: {error}")).encode()
+    return 200, json.dumps(answer, allow_nan=False).encode()
+
+
+async def _compute(request, mode, payload):
+    """``(status, body bytes)`` of ``mode`` ("compare", "profile", "trace", "figure") on
+    ``payload``: in the server's worker pool when there is one, else in a thread."""
+    pool = getattr(request.app.state, "pool", None)
+    if pool is not None:
+        return await pool.run(payload, mode)
+    if mode == "figure":
+        return await anyio.to_thread.run_sync(run_figure, payload)
+    return await anyio.to_thread.run_sync(run_tool, payload, mode)
 
 
 async def figure_index(request: Request):
@@ -75,9 +119,16 @@ async def figure(request: Request):
     if fn is None:
         return JSONResponse({"detail": f"no figure named {name!r}"}, status_code=404)
     try:
-        return JSONResponse(fn(**figure_arguments(fn, dict(request.query_params))))
+        arguments = figure_arguments(fn, dict(request.query_params))
     except figures.FigureError as error:
         return _bad_request(error)
+
+    async def work():
+        status, body = await _compute(request, "figure",
+                                      json.dumps({"name": name, "args": arguments}))
+        return Response(body, status_code=status, media_type="application/json")
+
+    return await run_code(request, work)
 
 
 async def xor_stream(request: Request):
@@ -86,28 +137,44 @@ async def xor_stream(request: Request):
     query = dict(request.query_params)
     delay = query.pop("delay_ms", "15")
     try:
-        delay_s = min(max(float(delay), 0.0), 200.0) / 1000
-        events = figures.xor_training(**figure_arguments(figures.xor_training, query))
-        first = next(events)  # validates the arguments before the 200 goes out
-    except (figures.FigureError, ValueError) as error:
+        delay_ms = float(delay)
+        if not 0 <= delay_ms <= 200:  # nan too
+            raise ValueError
+    except ValueError:
+        return _bad_request(figures.FigureError(f"delay_ms must be a number from 0 to 200, "
+                                                f"got {delay!r}"))
+    try:
+        arguments = figure_arguments(figures.xor_training, query)
+    except figures.FigureError as error:
         return _bad_request(error)
 
-    async def lines():
-        yield json.dumps(first) + "\n"
-        for event in events:
-            if delay_s and "done" not in event:
-                await asyncio.sleep(delay_s)
-            yield json.dumps(event) + "\n"
+    async def work():
+        # the whole training runs first (bounded: steps <= 500), in a worker; then the lines
+        # go out spaced by delay_ms, so that a person can watch, without holding a worker
+        status, body = await _compute(request, "figure",
+                                      json.dumps({"name": "xor/stream", "args": arguments}))
+        if status != 200:
+            return Response(body, status_code=status, media_type="application/json")
+        return StreamingResponse(lines(json.loads(body), delay_ms / 1000),
+                                 media_type="application/x-ndjson",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    return StreamingResponse(lines(), media_type="application/x-ndjson",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return await run_code(request, work)
+
+
+async def lines(events, delay_s):
+    for event in events:
+        if delay_s and "done" not in event and event is not events[0]:
+            await asyncio.sleep(delay_s)
+        yield json.dumps(event) + "\n"
+
 
 
 async def _source(request: Request):
-    try:
-        body = await request.json()
-    except ValueError:
-        raise figures.FigureError("the body must be JSON: {\"source\": \"...\"}") from None
+    # RequestGuard has checked the content type and origin and read the body (bounded)
+    body, problem = parse_json(await request.body())
+    if problem:
+        raise figures.FigureError(problem)
     source = body.get("source") if isinstance(body, dict) else None
     if not isinstance(source, str):
         raise figures.FigureError("the body must be JSON: {\"source\": \"...\"}")
@@ -145,12 +212,16 @@ async def _run_tool(request: Request, tool):
         source = await _source(request)
     except figures.FigureError as error:
         return None, _bad_request(error)
-    pool = getattr(request.app.state, "pool", None)
-    if pool is not None:
-        status, body = await anyio.to_thread.run_sync(pool.run, source, tool)
-    else:
-        status, body = await anyio.to_thread.run_sync(run_tool, source, tool)
-    return status, Response(body, status_code=status, media_type="application/json")
+
+    async def work():
+        status, body = await _compute(request, tool, source)
+        response = Response(body, status_code=status, media_type="application/json")
+        if status == 200 and tool == "trace":
+            response.headers["Content-Disposition"] = 'attachment; filename="gradwalk-trace.json"'
+        return response
+
+    response = await run_code(request, work)
+    return response.status_code, response
 
 
 async def compare_route(request: Request):
@@ -162,10 +233,7 @@ async def profile_route(request: Request):
 
 
 async def profile_trace_route(request: Request):
-    status, response = await _run_tool(request, "trace")
-    if status == 200:
-        response.headers["Content-Disposition"] = 'attachment; filename="gradwalk-trace.json"'
-    return response
+    return (await _run_tool(request, "trace"))[1]
 
 
 routes = [

@@ -8,12 +8,14 @@
     GET  /               the page (static/, built from web/ by `npm run build`)
 
 Requests are stateless: each snippet runs from scratch in a worker process (workers.py), so
-uvicorn's ``--workers`` (or any ASGI deployment) scales the server over cores.
+uvicorn's ``--workers`` (or any ASGI deployment) scales the server over cores. Every request
+passes guard.py's ``RequestGuard`` (JSON POSTs from the lab's own page only, bounded bodies, the
+security headers on every answer); every route that runs code shares one admission limit (503
+with Retry-After past it) and is cancelled when its client hangs up.
 
     uvicorn --factory gradwalk.lab.server:create_app
 """
 import contextlib
-import json
 from pathlib import Path
 
 import anyio
@@ -22,12 +24,14 @@ from starlette.endpoints import HTTPEndpoint
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.staticfiles import StaticFiles
 
 import gradwalk
 
 from . import figure_routes, lesson_routes
+from .guard import (CONTENT_SECURITY_POLICY, Admission, RequestGuard, error_response, parse_json,
+                    run_code)
 from .limits import DEFAULT_LIMITS
 from .openapi import openapi_description
 from .presets import presets
@@ -35,12 +39,7 @@ from .workers import WorkerPool
 
 STATIC_DIR = Path(__file__).parent / "static"
 
-# The page needs its own scripts, inline styles (CodeMirror) and WebAssembly (Graphviz), and
-# talks only to this server.
-CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; "
-                           "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
-                           "connect-src 'self'; object-src 'none'; base-uri 'none'; "
-                           "frame-ancestors 'none'")
+__all__ = ["create_app", "create_app_from_env", "CONTENT_SECURITY_POLICY", "error_response"]
 
 MISSING_BUNDLE_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>gradwalk lab: page not built</title>
@@ -57,60 +56,31 @@ is missing.</p>
 """
 
 
-def error_response(status, type_, message, headers=None):
-    """A refusal outside the snippet (bad JSON, too large, busy), with docs/lab-api.md's ERROR."""
-    return JSONResponse({"detail": message, "error": {"type": type_, "message": message,
-                                                      "line": None, "col": None}},
-                        status_code=status, headers=headers)
-
-
 class LabAPI:
-    def __init__(self, limits, pool):
+    def __init__(self, limits, pool, admission):
         self.limits = limits
         self.pool = pool
-        self.in_flight = 0  # requests running or waiting for a worker (one event loop: no lock)
+        self.admission = admission
+
+    @property
+    def in_flight(self):
+        """Requests that run code, running or waiting for a worker."""
+        return self.admission.in_flight
 
     async def run(self, request):
-        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
-            return error_response(415, "UnsupportedMediaType",
-                                  "send the snippet as JSON (Content-Type: application/json)")
-        body = await self.read_body(request)
-        if isinstance(body, Response):
-            return body
-        try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):
-            return error_response(400, "BadRequest", "the body is not valid JSON")
-        problem = _check_payload(payload)
+        # RequestGuard has checked the content type and origin and read the body (bounded)
+        payload, problem = parse_json(await request.body())
+        problem = problem or _check_payload(payload)
         if problem:
             return error_response(400, "BadRequest", problem)
-        if self.in_flight >= self.limits.concurrent:
-            return error_response(503, "Busy", f"the lab is running {self.in_flight} snippets "
-                                               f"already; try again in a moment")
-        self.in_flight += 1
-        try:
-            status, answer = await anyio.to_thread.run_sync(
-                self.pool.run, payload["source"], payload.get("mode", "pytorch"),
-                payload.get("sequence_start", 0), payload.get("earlier_passes", 0))
-        finally:
-            self.in_flight -= 1
-        return Response(answer, status_code=status, media_type="application/json")
 
-    async def read_body(self, request):
-        """The body, read up to the limit: a 1 MB body is refused without being kept."""
-        limit = self.limits.body_bytes
-        too_large = error_response(413, "LimitError", f"the request body is larger than the "
-                                                      f"limit of {limit:,} bytes")
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            return too_large
-        chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                return too_large
-            chunks.append(chunk)
-        return b"".join(chunks)
+        async def work():
+            status, answer = await self.pool.run(
+                payload["source"], payload.get("mode", "pytorch"),
+                payload.get("sequence_start", 0), payload.get("earlier_passes", 0))
+            return Response(answer, status_code=status, media_type="application/json")
+
+        return await run_code(request, work)
 
     async def presets(self, request):
         return JSONResponse(presets())
@@ -118,6 +88,13 @@ class LabAPI:
     async def health(self, request):
         return JSONResponse({"status": "ok", "version": gradwalk.__version__,
                              "workers": len(self.pool.pids())})
+
+    async def load(self, request):
+        """What the server is doing now: for a teacher watching a class, and the load bench."""
+        return JSONResponse({"in_flight": self.admission.in_flight,
+                             "limit": self.admission.limit, "refused": self.admission.refused,
+                             "queued": self.pool.queued(), "workers": len(self.pool.pids()),
+                             "workers_replaced": self.pool.replaced})
 
     async def openapi(self, request):
         return JSONResponse(openapi_description(self.limits))
@@ -152,37 +129,19 @@ async def missing_bundle(request):
                         status_code=503)
 
 
-class SecurityHeaders:
-    """Adds the page's Content-Security-Policy and friends to every response."""
-
-    def __init__(self, app):
-        self.app = app
-
-    async def __call__(self, scope, receive, send):
-        async def send_with_headers(message):
-            if message["type"] == "http.response.start":
-                headers = message.setdefault("headers", [])
-                headers.append((b"content-security-policy", CONTENT_SECURITY_POLICY.encode()))
-                headers.append((b"x-content-type-options", b"nosniff"))
-                headers.append((b"referrer-policy", b"no-referrer"))
-            await send(message)
-
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        await self.app(scope, receive, send_with_headers)
-
-
 def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, allowed_hosts=None,
                lessons_dir=None):
     """The lab's ASGI app. ``allowed_hosts``: Host headers to accept (None: any); the CLI
     passes the loopback names when it binds to loopback, which stops DNS-rebinding pages."""
     pool = WorkerPool(pool_size, limits)
-    api = LabAPI(limits, pool)
+    admission = Admission(limits.concurrent)
+    api = LabAPI(limits, pool, admission)
     static_dir = Path(static_dir)
     routes = [
         Route("/api/run", RunEndpoint),  # a class: other methods get 405 with Allow: POST
         Route("/api/presets", api.presets, methods=["GET"]),
         Route("/api/health", api.health, methods=["GET"]),
+        Route("/api/load", api.load, methods=["GET"]),
         Route("/openapi.json", api.openapi, methods=["GET"]),
     ]
     routes += figure_routes.routes  # the figures, the PyTorch check, the profiler view
@@ -203,12 +162,17 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
         finally:
             await anyio.to_thread.run_sync(pool.close)
 
-    middleware = [Middleware(SecurityHeaders)]
+    def accepts_post(path):
+        scope = {"type": "http", "path": path, "method": "POST", "root_path": ""}
+        return any(route.matches(scope)[0] is Match.FULL for route in app.router.routes)
+
+    middleware = [Middleware(RequestGuard, limits=limits, accepts_post=accepts_post)]
     if allowed_hosts:
-        middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.pool = pool
     app.state.api = api
+    app.state.admission = admission
     app.state.limits = limits
     app.state.static_dir = static_dir
     return app

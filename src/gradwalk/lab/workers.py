@@ -2,20 +2,37 @@
 
 A thread cannot be stopped from outside, and a snippet that allocates or computes for too long
 must not slow the server. So the server keeps a small pool of worker processes. Each runs one
-snippet at a time under an address-space limit (``RLIMIT_AS``); the server waits for the answer
+request at a time under an address-space limit (``RLIMIT_AS``); the server waits for the answer
 at most ``limits.seconds`` and then kills the worker and starts a fresh one. The answer travels
 back as finished JSON bytes, so the server process only copies it to the client.
 
+The pool is asynchronous: a request waits for a free worker, and for its answer, without holding
+a thread, so a queue of requests costs the server nothing but memory. A request that is
+cancelled (its client hung up) leaves the queue, or, when its snippet is already running, has
+its worker killed and replaced: no work is done for a client that left.
+
+A worker is replaced, after it answered, when it ran out of memory, when it holds more than
+``limits.recycle_bytes`` more than when it started (what a snippet allocated and the allocator
+kept), or when it has served ``limits.recycle_requests`` requests; so no request can make later
+requests fail. Each worker has its own temporary folder, removed with the worker, so a worker
+killed in the middle of writing a file (the Chrome-trace export) leaves nothing on disk.
+
     pool = WorkerPool(size=2)
     pool.start()
-    status, body = pool.run("w = torch.tensor(1.0, requires_grad=True)\\n...", "pytorch")
+    status, body = await pool.run("w = torch.tensor(1.0, requires_grad=True)\\n...", "pytorch")
     pool.close()
 """
+import collections
+import gc
 import json
 import multiprocessing
 import os
-import queue
+import shutil
+import signal
+import tempfile
 import threading
+
+import anyio
 
 from .limits import DEFAULT_LIMITS, LimitError, SnippetError
 
@@ -44,22 +61,38 @@ def _detail(error):
 
 
 def handle(source, mode, limits, sequence_start=0, earlier_passes=0):
-    """Run one snippet (in a worker): ``(status, JSON bytes)``."""
+    """Run one request (in a worker): ``(status, JSON bytes)``. ``mode``: "pytorch" or "topo"
+    (a snippet), "compare", "profile" or "trace" (the tools), "figure" (``source`` is the JSON
+    ``{"name", "args"}`` of one figure, figure_routes.py)."""
     if mode in ("compare", "profile", "trace"):  # the PyTorch check and the profiler view
         from .figure_routes import run_tool
 
         return run_tool(source, mode, limits)
+    if mode == "figure":
+        from .figure_routes import run_figure
+
+        return run_figure(source, limits)
     from .interpreter import run_snippet
 
     try:
-        body = json.dumps(run_snippet(source, mode, limits, sequence_start, earlier_passes),
-                          allow_nan=False).encode()
+        body = json.dumps(run_snippet(source, mode, limits, sequence_start, earlier_passes), allow_nan=False).encode()
     except SnippetError as error:
         return refusal(error)
     if len(body) > limits.response_bytes:
         return refusal(LimitError(f"the answer would be {len(body):,} bytes; the limit is "
                                   f"{limits.response_bytes:,} (fewer or smaller tensors, please)"))
     return 200, body
+
+
+def _memory_use():
+    """``(address space, resident)`` bytes of this process (zeros where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            size, resident = f.read().split()[:2]
+        page = os.sysconf("SC_PAGE_SIZE")
+        return int(size) * page, int(resident) * page
+    except (OSError, ValueError):
+        return 0, 0
 
 
 def _limit_memory(extra_bytes):
@@ -74,11 +107,28 @@ def _limit_memory(extra_bytes):
         pass  # not Linux: the element limits still bound what a snippet can allocate
 
 
-def _worker_main(connection, limits):
+def _give_back_memory():
+    """Collect cycles and hand freed heap pages back to the system (glibc keeps them)."""
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker_main(connection, limits, temp_dir):
     import warnings
 
     warnings.simplefilter("ignore")  # NumPy's overflow warnings etc. are not the server's log
+    tempfile.tempdir = temp_dir  # removed by the pool with this worker, even if it is killed
+    os.environ["TMPDIR"] = temp_dir
     _limit_memory(limits.memory_bytes)
+    # what the fork server imported (torch, gradwalk) lives as long as the worker: out of the
+    # collector's sight, a full collection after each request costs microseconds, not 150 ms
+    gc.freeze()
+    base_size, base_resident = _memory_use()
     while True:
         try:
             source, mode, sequence_start, earlier_passes = connection.recv()
@@ -87,29 +137,50 @@ def _worker_main(connection, limits):
         try:
             status, body = handle(source, mode, limits, sequence_start, earlier_passes)
         except MemoryError:
-            status, body = refusal(LimitError("the snippet ran out of memory"))
+            status, body = refusal(LimitError(f"the snippet ran out of memory (limit "
+                                              f"{limits.memory_bytes // 2**20} MiB)"))
         except Exception as error:  # noqa: BLE001 - a bug of the lab's; the worker lives on
             status, body = internal_error(error)
-        connection.send((status, body))
+        _give_back_memory()
+        # a worker that still holds memory (what a snippet allocated, or the address space a
+        # MemoryError left mapped) is replaced once it has answered
+        size, resident = _memory_use()
+        recycle = (resident - base_resident > limits.recycle_bytes
+                   or size - base_size > limits.memory_bytes // 2)
+        connection.send((status, body, recycle))
 
 
 class Worker:
     def __init__(self, context, limits):
+        self.temp_dir = tempfile.mkdtemp(prefix="gradwalk-lab-worker-")
         self.connection, child_end = context.Pipe()
-        self.process = context.Process(target=_worker_main, args=(child_end, limits), daemon=True,
-                                       name="gradwalk-lab-worker")
+        self.process = context.Process(target=_worker_main, args=(child_end, limits,
+                                                                  self.temp_dir),
+                                       daemon=True, name="gradwalk-lab-worker")
         self.process.start()
         child_end.close()
+        self.served = 0
 
     def stop(self):
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
         self.connection.close()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+    def exit_reason(self):
+        """Why a worker whose pipe closed stopped, in words."""
+        self.process.join(1)
+        code = self.process.exitcode
+        if code == -signal.SIGKILL:
+            return "was killed (out of memory?)"
+        if code is None:
+            return "stopped answering"
+        return f"crashed (exit code {code})"
 
 
 class WorkerPool:
-    """``size`` worker processes; ``run`` blocks the calling thread until an answer or timeout."""
+    """``size`` worker processes; ``await run(...)`` waits for a free one, then its answer."""
 
     def __init__(self, size=None, limits=DEFAULT_LIMITS):
         self.size = size or default_pool_size()
@@ -118,59 +189,115 @@ class WorkerPool:
         # torch (when installed) too, for "Check against PyTorch": imported once in the fork
         # server, it costs a worker nothing; imported per worker it would eat the time limit
         self.context.set_forkserver_preload(["gradwalk.lab.interpreter", "torch"])
-        self.idle = queue.Queue()
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # start/close/replace may run in threads
         self.workers = []
+        self.idle = collections.deque()
+        self.waiting = collections.deque()  # anyio Events of requests waiting for a worker
         self.started = False
+        self.replaced = 0  # workers stopped and started again (for /api/health and tests)
 
+    # ---- life cycle (blocking: call from a thread or before the event loop runs)
     def start(self):
         with self.lock:
             if self.started:
                 return
             self.started = True
-            for _ in range(self.size):
-                self._add_worker()
+        for _ in range(self.size):
+            self.idle.append(self._new_worker())
 
-    def _add_worker(self):
+    def _new_worker(self):
         worker = Worker(self.context, self.limits)
-        self.workers.append(worker)
-        self.idle.put(worker)
+        with self.lock:
+            self.workers.append(worker)
+        return worker
 
-    def _replace(self, worker):
+    def _retire(self, worker):
+        """Stop ``worker`` and start its replacement (blocking; run in a thread)."""
         worker.stop()
         with self.lock:
             if worker in self.workers:
                 self.workers.remove(worker)
-            if self.started:
-                self._add_worker()
-
-    def run(self, source, mode, sequence_start=0, earlier_passes=0):
-        """``(status, body bytes)`` for one snippet; kills and replaces a worker that is late.
-        ``sequence_start``: where the snippet's sequence numbers start (docs/lab-api.md)."""
-        worker = self.idle.get()
-        try:
-            worker.connection.send((source, mode, sequence_start, earlier_passes))
-            if worker.connection.poll(self.limits.seconds):
-                status, body = worker.connection.recv()
-                self.idle.put(worker)
-                return status, body
-            error = LimitError(f"the snippet ran longer than {self.limits.seconds:g} s and was "
-                               f"stopped")
-        except (EOFError, OSError):  # the worker died: killed for memory, or crashed
-            error = LimitError("the snippet stopped its worker process (out of memory?)")
-        self._replace(worker)
-        return refusal(error)
-
-    def pids(self):
-        with self.lock:
-            return [w.process.pid for w in self.workers]
+            self.replaced += 1
+            if not self.started:
+                return None
+        return self._new_worker()
 
     def close(self):
         with self.lock:
             self.started = False
             workers, self.workers = self.workers, []
+        self.idle.clear()
         for worker in workers:
             worker.stop()
+
+    def pids(self):
+        with self.lock:
+            return [w.process.pid for w in self.workers]
+
+    # ---- running (in the event loop)
+    async def run(self, source, mode, sequence_start=0, earlier_passes=0):
+        """``(status, body bytes)`` for one request. Cancelling it (the client left) while it
+        waits takes it out of the queue; while it runs, kills its worker."""
+        worker = await self._acquire()
+        outcome = None
+        try:
+            worker.connection.send((source, mode, sequence_start, earlier_passes))
+            with anyio.move_on_after(self.limits.seconds):
+                outcome = await self._answer(worker)
+        except (EOFError, OSError):  # the worker died
+            outcome = refusal(LimitError(f"the snippet stopped its worker process: it "
+                                         f"{worker.exit_reason()}"))
+            await self._replace(worker)
+            return outcome
+        except BaseException:  # cancelled: the client left while its snippet ran
+            await self._replace(worker)
+            raise
+        if outcome is None:
+            await self._replace(worker)
+            return refusal(LimitError(f"the snippet ran longer than {self.limits.seconds:g} s "
+                                      f"and was stopped"))
+        status, body, recycle = outcome
+        worker.served += 1
+        if recycle or worker.served >= self.limits.recycle_requests:
+            await self._replace(worker)
+        else:
+            self._release(worker)
+        return status, body
+
+    async def _answer(self, worker):
+        # A thread per *running* request (at most one per worker; queued ones hold none). It
+        # is abandoned when the request is cancelled: killing the worker then ends its read.
+        return await anyio.to_thread.run_sync(worker.connection.recv, abandon_on_cancel=True)
+
+    async def _acquire(self):
+        if self.idle and not self.waiting:
+            return self.idle.popleft()
+        ready = anyio.Event()
+        self.waiting.append(ready)
+        try:
+            await ready.wait()
+        except BaseException:
+            if ready in self.waiting:
+                self.waiting.remove(ready)
+            elif self.idle and self.waiting:  # woken and cancelled at once: pass the turn on
+                self.waiting.popleft().set()
+            raise
+        return self.idle.popleft()
+
+    def _release(self, worker):
+        self.idle.append(worker)
+        if self.waiting:
+            self.waiting.popleft().set()
+
+    async def _replace(self, worker):
+        with anyio.CancelScope(shield=True):  # a replacement must happen, cancelled or not
+            fresh = await anyio.to_thread.run_sync(self._retire, worker)
+        if fresh is not None:
+            self._release(fresh)
+
+    def queued(self):
+        """Requests waiting for a worker."""
+        return len(self.waiting)
 
 
 def default_pool_size():
