@@ -204,3 +204,82 @@ def test_einsum_builds_pytorchs_graph_and_gradients(equation, shapes):
     assert_same(gw["result"], pt["result"])
     for a, b in zip(gw["grads"], pt["grads"], strict=True):
         assert_same(a, b)
+
+
+# ---------------------------------------------------------------- out=, devices, benchmark
+
+def test_out_arguments_write_into_the_given_tensor():
+    gw, pt = run_both("""
+        import warnings
+        a = torch.ones(2)
+        c = torch.empty(0)
+        torch.add(a, a, out=c)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            d = torch.zeros(3)
+            torch.mul(a, 3, out=d)
+        e = torch.zeros(2, dtype=torch.float64)
+        same = torch.add(a, a, out=e) is e
+        v, i = torch.empty(0), torch.empty(0, dtype=torch.long)
+        torch.max(torch.tensor([[1., 3.], [4., 2.]]), 1, out=(v, i))
+        m = torch.matmul(torch.ones(2, 2), torch.ones(2, 2), out=torch.empty(2, 2))
+        s = torch.sum(torch.ones(2, 2), 0, out=torch.empty(2))
+        facts = (c.tolist(), d.tolist(), [str(w.message)[:60] for w in caught], same, e.dtype, v.tolist(),
+                 i.tolist(), m.tolist(), s.tolist())
+    """)
+    assert str(gw["facts"]) == str(pt["facts"])
+    for library in ("gradwalk", "torch"):
+        with pytest.raises(RuntimeError, match=r"add\(\): functions with out=\.\.\. arguments don't support "
+                                               "automatic differentiation, but one of the arguments requires grad"):
+            run_in(library, "torch.add(torch.ones(2, requires_grad=True), torch.ones(2), out=torch.empty(2))")
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+            run_in(library, "torch.add(torch.ones(2), torch.ones(2), out=torch.zeros(2, dtype=torch.long))")
+
+
+def test_a_cpu_only_machine_has_no_accelerator():
+    gw, pt = run_both("""
+        torch.set_default_device("cpu")
+        facts = (torch.accelerator.is_available(), torch.accelerator.device_count(),
+                 torch.accelerator.current_accelerator(), str(torch.get_default_device()))
+        torch.set_default_device(None)
+    """)
+    assert gw["facts"] == pt["facts"] == (False, 0, None, "cpu")
+    for library in ("gradwalk", "torch"):
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available."):
+            run_in(library, "torch.accelerator.current_device_index()")
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
+        run_in("gradwalk", "torch.set_default_device('cuda')")   # PyTorch: at the first tensor made there
+
+
+def test_benchmark_timer_and_compare_print_as_pytorchs_do():
+    import contextlib
+    import io
+    import re
+
+    snippet = """
+        import importlib
+        benchmark = importlib.import_module(torch.__name__ + ".utils.benchmark")
+        def batched_dot(a):
+            return a.mul(a).sum(-1)
+        x = torch.ones(16, 8)
+        timer = benchmark.Timer(stmt="batched_dot(x)", setup="scale = 1",
+                                globals={"x": x, "batched_dot": batched_dot})
+        once = timer.timeit(100)
+        print(once)
+        auto = timer.blocked_autorange(min_run_time=0.02)
+        print(auto.number_per_run >= 1, len(auto.times) >= 1, auto.median > 0, auto.mean > 0)
+        results = [benchmark.Timer(stmt="batched_dot(x)", globals={"x": torch.ones(n, 8), "batched_dot": batched_dot},
+                                   label="Batched dot", sub_label=f"[{n}, 8]", description=d).timeit(50)
+                   for n in (1, 64) for d in ("mul/sum", "again")]
+        benchmark.Compare(results).print()
+    """
+    shapes = []
+    for library in ("gradwalk", "torch"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            run_in(library, snippet)
+        # the numbers are timings: compare the text around them
+        text = re.sub(r"0x[0-9a-f]+", "ADDR", out.getvalue())
+        text = re.sub(r"\d+\.\d+|\b\d+\b(?! runs)(?!, 8\])", "N", text)
+        shapes.append([re.sub(r"[ -]+", " ", line).strip() for line in text.splitlines()])
+    assert shapes[0] == shapes[1]

@@ -61,6 +61,21 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         ts.LINEWIDTH = linewidth
 
 
+def set_default_device(device):  # noqa: F811  (PyTorch's parameter name)
+    """Only the CPU exists here: ``"cpu"`` (or None) is accepted; any other device fails as a
+    CPU-only PyTorch build fails when a tensor is first made there."""
+    from ._device import on_cpu
+
+    if device is not None:
+        on_cpu(device)  # AssertionError: Torch not compiled with CUDA enabled, ...
+
+
+def get_default_device():
+    from ._device import CPU
+
+    return CPU
+
+
 def promote_types(type1, type2):
     # PyTorch's categories first: a float beside any integer is that float (float32 + int64 ->
     # float32, where NumPy says float64); within a category, the larger
@@ -86,7 +101,7 @@ def _lazy(name):
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "func", "utils", "profiler", "viz", "lab", "testing", "linalg",
-                     "cuda", "backends", "return_types")
+                     "cuda", "backends", "return_types", "accelerator")
 
 
 def __getattr__(name):

@@ -11,7 +11,7 @@ from .tensor import Tensor
 
 def _install():
     for name, fn in METHODS.items():
-        setattr(Tensor, name, accepting_numpy_names(name, fn))  # x.sum(axis=0, keepdims=True)
+        setattr(Tensor, name, accepting_numpy_names(name, fn, method=True))  # x.sum(axis=0, keepdims=True)
 
     # `2.0 + a` records add(a, 2.0), as PyTorch does, so the number's edge comes second
     Tensor.__add__ = Tensor.__radd__ = P.add
