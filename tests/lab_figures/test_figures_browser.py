@@ -24,9 +24,20 @@ def renders(page):
     return int(page.locator("#figure").get_attribute("data-renders") or 0)
 
 
+GUIDE_SEEN = "localStorage.setItem('gradwalk.lab.guide-seen', '1')"
+
+
+def open_lab(page, live_server):
+    """The lab page (/lab), its first-visit guide already seen."""
+    page.add_init_script(GUIDE_SEEN)
+    page.set_viewport_size(WIDE)
+    page.goto(f"{live_server}/lab")
+    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=20000)
+
+
 def open_figure(page, live_server, figure, size=WIDE):
     page.set_viewport_size(size)
-    page.goto(f"{live_server}/#/figure/{figure}")
+    page.goto(f"{live_server}/figures/{figure}")
     expect(page.locator(f'#figure[data-figure="{figure}"]')).to_have_attribute(
         "data-renders", re.compile(r"[1-9]"), timeout=20000)
 
@@ -155,6 +166,10 @@ def test_xor_streams_the_loss_and_draws_the_boundary(page, live_server, screensh
 
 def test_paths_sum_and_the_assignment_bug(page, live_server, screenshots):
     open_figure(page, live_server, "paths-sum")
+    # it opens at step 0: nothing has gone backward yet
+    expect(page.locator("#step-position")).to_have_text(re.compile(r"step 0 of \d"))
+    assert readout(page, "x_grad") == ""
+    page.click("#end-steps")
     x = torch.tensor(2.0, requires_grad=True)
     (x * 3.0 + x * 4.0).backward()
     assert readout(page, "x_grad") == x.grad.item() == 7.0
@@ -199,18 +214,112 @@ def test_dead_relu(page, live_server, screenshots):
     shot(page, screenshots, "figure-8-dead-relu")
 
 
-@pytest.mark.parametrize("figure", ["chain-rule", "xor", "paths-sum"])
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.mark.parametrize("figure", ["chain-rule", "xor", "paths-sum", "dead-relu", "activation"])
 def test_figures_fit_a_narrow_screen(page, live_server, screenshots, figure):
-    open_figure(page, live_server, figure, size={"width": 390, "height": 844})
+    open_figure(page, live_server, figure, size=PHONE)
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390 + 1, f"the page scrolls sideways ({width}px)"
+    # the lab's own selectors (preset, engine) are not on a figure's page
+    expect(page.locator(".topbar .toolbar")).to_be_hidden()
+    # a diagram is drawn whole, top to bottom, never cut off on the right
+    for svg in page.locator("#figure svg.diagram").all():
+        box, frame_box = svg.bounding_box(), page.locator("#figure .figure-main").bounding_box()
+        assert box["x"] >= frame_box["x"] - 1
+        assert box["x"] + box["width"] <= frame_box["x"] + frame_box["width"] + 1
+        assert svg.evaluate("s => s.parentElement.scrollWidth <= s.parentElement.clientWidth + 1")
     shot(page, screenshots, f"narrow-{figure}")
 
 
-def test_compare_panel_shows_no_difference_on_every_preset(page, live_server, screenshots):
-    page.set_viewport_size(WIDE)
+@pytest.mark.parametrize("figure, lesson", [
+    ("chain-rule", "chain-rule"), ("dead-relu", "chain-rule"), ("forward-mode", "chain-rule"),
+    ("paths-sum", "chain-rule"), ("gradient-check", "chain-rule"), ("xor", "chain-rule"),
+    ("activation", "autodiff"), ("learning-rate", "autodiff"),
+])
+def test_each_figure_page_teaches_and_links_back_to_its_lesson(page, live_server, figure, lesson):
+    open_figure(page, live_server, figure)
+    teach = page.locator("#figure .figure-teach")
+    expect(teach).to_be_visible()
+    expect(teach.locator(".figure-question")).to_contain_text("?")
+    expect(teach).to_contain_text("Try this")
+    expect(teach.locator("a")).to_have_attribute("href", f"/lessons/{lesson}")
+
+
+def test_chain_rule_drag_the_point_on_the_curve(page, live_server, screenshots):
+    open_figure(page, live_server, "chain-rule")
+    over = page.locator('#figure .chart[data-chart^="y = f(g(x))"] .u-over')
+    box = over.bounding_box()
+    before = renders(page)
+    # press on the chart at about x = -1 (the axis runs from -2 to 2) and drag to about x = 1
+    page.mouse.move(box["x"] + box["width"] * 0.25, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2, steps=8)
+    page.mouse.up()
+    wait_for_render(page, before)
+    x = float(page.locator("#figure #x").input_value())
+    assert 0.9 <= x <= 1.1
+    expect(page.locator('#figure [data-value="composite"]')).to_have_attribute(
+        "data-raw", str(api(live_server, "chain-rule", x=x)["composite"]))
+    assert readout(page, "composite") == pytest.approx(
+        torch_grad(lambda t: torch.sin(t ** 2), x), rel=1e-12)
+    # inner × outer = backward() = the finite difference (to its own error)
+    assert readout(page, "product") == pytest.approx(readout(page, "composite"), rel=1e-12)
+    assert readout(page, "finite_difference") == pytest.approx(readout(page, "composite"), rel=1e-6)
+    # three tangents: composite and inner on the first chart, outer on the second
+    expect(page.locator('#figure .chart[data-chart^="y = f(u)"]')).to_be_visible()
+    expect(page.locator("#figure .u-legend").first).to_contain_text("inner tangent")
+    expect(page.locator("#figure .u-legend").nth(1)).to_contain_text("outer tangent")
+    # the keyboard moves the same point, through the slider
+    before = renders(page)
+    page.locator("#figure #x").focus()
+    page.keyboard.press("ArrowLeft")
+    wait_for_render(page, before)
+    shot(page, screenshots, "figure-1-chain-rule-drag")
+
+
+def test_chain_rule_drag_by_touch(browser, live_server):
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    open_figure(page, live_server, "chain-rule", size=PHONE)
+    over = page.locator('#figure .chart[data-chart^="y = f(g(x))"] .u-over')
+    box = over.bounding_box()
+    before = renders(page)
+    # a tap is a pointerdown/up pair on a touch screen: the point jumps to the finger
+    page.touchscreen.tap(box["x"] + box["width"] * 0.1, box["y"] + box["height"] / 2)
+    wait_for_render(page, before)
+    assert float(page.locator("#figure #x").input_value()) < -1.2
+    context.close()
+
+
+def test_a_log_chart_says_what_it_cannot_draw(page, live_server):
+    open_figure(page, live_server, "activation")
+    set_control(page, "activation", "relu")
+    set_control(page, "x", -3)  # relu's slope is 0 there: every stacked gradient is exactly 0
+    note = page.locator('#figure .chart[data-chart^="d aₙ"] + .chart-note')
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("exactly 0")
+
+
+def test_the_lab_on_a_phone_shows_both_profiler_lanes(page, live_server, screenshots):
+    page.add_init_script(GUIDE_SEEN)
+    page.set_viewport_size(PHONE)
     page.goto(f"{live_server}/lab")
     expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=20000)
+    page.locator("#profile-run").scroll_into_view_if_needed()
+    page.click("#profile-run")
+    timeline = page.locator("#profile svg.timeline")
+    expect(timeline).to_be_visible(timeout=30000)
+    # the first backward node starts at the left edge, on screen, not after the forward ops
+    first_backward = timeline.locator("g.event.backward rect").first.bounding_box()
+    assert first_backward["x"] + first_backward["width"] <= 390
+    page.locator("#lab-tools").scroll_into_view_if_needed()
+    shot(page, screenshots, "narrow-lab-profile")
+
+
+def test_compare_panel_shows_no_difference_on_every_preset(page, live_server, screenshots):
+    open_lab(page, live_server)
     panel = page.locator("#compare")
     for i, preset in enumerate(presets()):
         runs = int(page.locator("body").get_attribute("data-runs") or 0)
@@ -227,9 +336,7 @@ def test_compare_panel_shows_no_difference_on_every_preset(page, live_server, sc
 
 
 def test_profiler_view_and_chrome_trace_download(page, live_server, screenshots):
-    page.set_viewport_size(WIDE)
-    page.goto(f"{live_server}/lab")
-    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=20000)
+    open_lab(page, live_server)
     page.click("#profile-run")
     timeline = page.locator("#profile svg.timeline")
     expect(timeline).to_be_visible(timeout=30000)

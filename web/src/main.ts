@@ -9,7 +9,8 @@ import { fill, empty } from "./dom";
 import { createEditor } from "./editor";
 import { addPanelHelp, createGuide } from "./guide";
 import { loadGraphviz, renderGraph, updateGraph, type GraphView } from "./graph";
-import { buildMenu, startRouter } from "./figures/index";
+import { startSite } from "./lessons/site";
+import type { LabRoute } from "./router";
 import { createZoom } from "./zoom";
 import { renderBuffers } from "./panels/buffers";
 import { createComparePanel } from "./panels/compare";
@@ -308,8 +309,35 @@ function measureHeader(): void {
 window.addEventListener("resize", measureHeader);
 new ResizeObserver(measureHeader).observe($("menu"));
 
-buildMenu($("menu"));
-startRouter($("menu"), [$("lab-page"), $("lab-tools")], $("figure-page"));
+// ---- routes (router.ts, lessons/site.ts): the start page, the lessons, the figures, the lab --------
+// /lab?preset=<id> and /lab#code=<base64url> open the lab with that code; before the presets
+// have loaded, the request waits for init().
+let pendingLabRoute: LabRoute | null = null;
+function routeSource(route: LabRoute): string | null {
+  if (route.code != null) return route.code;
+  const preset = presets.find((p) => p.id === route.preset);
+  if (preset) els.preset.value = preset.id;
+  return preset?.source ?? null;
+}
+function openLabRoute(route: LabRoute): void {
+  if (document.body.dataset.ready !== "1") {
+    pendingLabRoute = route;
+    return;
+  }
+  const source = routeSource(route);
+  if (source != null && source !== editor.getText()) {
+    editor.setText(source);
+    void runSource();
+  }
+}
+startSite({
+  nav: $("menu"),
+  lab: [$("lab-page"), $("lab-tools")],
+  start: $("start-page"),
+  lesson: $("lesson-page"),
+  figure: $("figure-page"),
+  onLab: openLabRoute,
+});
 
 // ---- start ----------------------------------------------------------------------------------
 async function init(): Promise<void> {
@@ -327,7 +355,9 @@ async function init(): Promise<void> {
       }),
     );
     if (presets.length) {
-      editor.setText(presets[0].source);
+      const wanted = pendingLabRoute ? routeSource(pendingLabRoute) : null; // routes: a preloaded lab
+      pendingLabRoute = null;
+      editor.setText(wanted ?? presets[0].source);
       await runSource();
     }
   } else {

@@ -3,7 +3,7 @@
 // the gradient that reaches the input (vanishing for sigmoid, steady for relu).
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
 
 interface Activation {
   name: string;
@@ -56,10 +56,8 @@ export const activation: FigurePage = {
       values.set("slope", r.slope);
       const deep = r.stacked.grad[r.stacked.grad.length - 1];
       values.set("deep", deep, `${fmt(deep)} (n = ${r.depth})`);
-      const zeros = r.stacked.grad.some((g) => g === 0);
       note.textContent =
-        (r.name === "gelu" ? "gelu is the exact form x·Φ(x) (F.gelu). " : "") +
-        (zeros ? "A gradient of exactly 0 cannot be drawn on the log axis; those layers are left blank." : "");
+        r.name === "gelu" ? "gelu is the exact form x·Φ(x) (F.gelu)." : "";
       curve.update(
         r.curve.x.map(Number),
         [r.curve.y.map(plottable), r.curve.slope.map(plottable)],
@@ -68,7 +66,7 @@ export const activation: FigurePage = {
           { x: r.x, y: plottable(r.slope), color: COLORS.grad, label: `slope ${fmt(r.slope, 4)}` },
         ],
       );
-      stacked.update(r.stacked.n, [r.stacked.grad.map(positive)]);
+      stacked.update(r.stacked.n, [r.stacked.grad.map(plottable)]); // the chart says what it cannot draw
       rendered(root);
     };
     const load = latest(

@@ -4,6 +4,8 @@
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { h } from "../dom";
+import { DIGITS, formatNumber } from "../tensor";
+import { teachingBox } from "./lessons";
 
 /** A JSON number from the server, or "inf" / "-inf" / "nan" for non-finite values. */
 export type Num = number | string;
@@ -70,13 +72,12 @@ export function latest<P, T>(load: (p: P) => Promise<T>, show: (result: T, p: P)
 
 // ---- numbers on screen -------------------------------------------------------------------
 
-export function fmt(v: Num | null | undefined, digits = 6): string {
+/** A number on a figure: the lab's one formatter (4 significant digits, tensor.ts), unless a
+ *  figure asks for fewer digits (a step h written "1e-05"). */
+export function fmt(v: Num | null | undefined, digits = DIGITS): string {
   if (v == null) return "—";
   if (typeof v === "string") return v;
-  if (v === 0) return "0";
-  const a = Math.abs(v);
-  if (a >= 1e6 || a < 1e-4) return v.toExponential(Math.max(0, digits - 2));
-  return String(Number(v.toPrecision(digits)));
+  return formatNumber(v, Math.min(digits, DIGITS));
 }
 
 /** A number for charts: non-finite strings become gaps. */
@@ -108,6 +109,8 @@ export function readouts(items: [key: string, label: string][]) {
       if (!dd) throw new Error(`no readout ${key}`);
       dd.dataset.raw = value == null ? "" : String(value);
       dd.textContent = text ?? (typeof value === "boolean" ? (value ? "yes" : "no") : fmt(value as Num));
+      if (typeof value === "number") dd.title = String(value); // the value in full
+      else dd.removeAttribute("title");
     },
   };
 }
@@ -178,7 +181,10 @@ export function toggle(id: string, label: string, checked = false) {
 /** The usual layout: controls, then a figure area beside readouts, then an error line. */
 export function frame(root: HTMLElement, controls: HTMLElement[], figure: HTMLElement[], side: HTMLElement[]) {
   const error = h("p", { class: "figure-error", role: "alert", hidden: true });
+  // on the figure's own page (not inline in a lesson): what it teaches, and the lesson using it
+  const teach = root.id === "figure" ? teachingBox(root.dataset.figure ?? "") : null;
   root.append(
+    ...(teach ? [teach] : []),
     h("div", { class: "figure-controls card" }, ...controls),
     h("div", { class: "figure-body" }, h("div", { class: "figure-main card" }, ...figure), h("div", { class: "figure-side card" }, ...side)),
     error,
@@ -330,11 +336,39 @@ export function lineChart(parent: HTMLElement, o: ChartOptions) {
   const onResize = () => plot.setSize({ width: width(), height: o.height ?? 260 });
   const observer = new ResizeObserver(onResize);
   observer.observe(parent);
+  // A log axis cannot draw 0, negative values, or values beyond [1e-30, 1e30] (the axis range):
+  // the chart leaves those points out and says so under the chart, never silently.
+  const note = h("p", { class: "chart-note", hidden: true });
+  holder.after(note);
   return {
     plot,
     update(x: number[], ys: (number | null)[][], newMarkers: Marker[] = []): void {
       markers = newMarkers;
-      plot.setData([x, ...ys] as uPlot.AlignedData);
+      let shown = ys;
+      if (o.logY) {
+        let zero = 0, negative = 0, tiny = 0, huge = 0;
+        shown = ys.map((series) =>
+          series.map((v) => {
+            if (v == null) return null;
+            if (v === 0) zero++;
+            else if (v < 0) negative++;
+            else if (v < 1e-30) tiny++;
+            else if (v > 1e30) huge++;
+            else return v;
+            return null;
+          }),
+        );
+        const parts = [
+          zero && `${zero} exactly 0`,
+          negative && `${negative} negative`,
+          tiny && `${tiny} below 1e-30`,
+          huge && `${huge} above 1e30`,
+        ].filter(Boolean);
+        note.hidden = parts.length === 0;
+        note.textContent = parts.length ? `Not drawn on the log axis: ${parts.join(", ")} (see the numbers beside the chart).` : "";
+        holder.dataset.notDrawn = String(zero + negative + tiny + huge);
+      }
+      plot.setData([x, ...shown] as uPlot.AlignedData);
     },
     destroy(): void {
       observer.disconnect();

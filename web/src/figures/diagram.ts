@@ -28,8 +28,32 @@ function el<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, 
 const W = 118;
 const LINE = 16;
 
-export function diagram(width: number, height: number, nodes: DiagramNode[], edges: DiagramEdge[]): SVGSVGElement {
-  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: "diagram", role: "img" });
+/** Below this width the diagram is drawn top to bottom instead of left to right, so a phone
+ *  shows all of it at a readable size instead of cutting it off on the right. */
+const NARROW = 560;
+
+/** The same layout turned a quarter: columns become rows, rows become columns, spaced so that
+ *  boxes never overlap. */
+function upright(nodes: DiagramNode[]): { nodes: DiagramNode[]; width: number; height: number } {
+  const xs = [...new Set(nodes.map((n) => n.x))].sort((a, b) => a - b);
+  const tallest = Math.max(...nodes.map((n) => 22 + n.lines.length * LINE));
+  const gapY = tallest + 46; // room for an edge label between rows
+  // each old column becomes a row; its boxes spread evenly across the width, in their old order
+  const rows = xs.map((x) => nodes.filter((n) => n.x === x).sort((a, b) => a.y - b.y));
+  const most = Math.max(...rows.map((r) => r.length));
+  const width = most * (W + 14) + 8;
+  const place = new Map<DiagramNode, { x: number; y: number }>();
+  rows.forEach((row, r) =>
+    row.forEach((n, i) => place.set(n, { x: 4 + ((i + 0.5) / row.length) * (width - 8), y: 12 + tallest / 2 + r * gapY })),
+  );
+  const moved = nodes.map((n) => ({ ...n, ...place.get(n)! }));
+  return { nodes: moved, width, height: Math.round(12 + tallest + (xs.length - 1) * gapY + 12) };
+}
+
+export function diagram(width: number, height: number, nodes: DiagramNode[], edges: DiagramEdge[], room?: number): SVGSVGElement {
+  const vertical = (room ?? window.innerWidth) < NARROW;
+  if (vertical) ({ nodes, width, height } = upright(nodes));
+  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: vertical ? "diagram upright" : "diagram", role: "img" });
   const defs = el("defs", {});
   for (const [id, color] of [["arrow", "#9aa5b1"], ["arrow-lit", "#c2410c"]]) {
     const marker = el("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
@@ -42,17 +66,22 @@ export function diagram(width: number, height: number, nodes: DiagramNode[], edg
   for (const e of edges) {
     const a = byId.get(e.from)!;
     const b = byId.get(e.to)!;
-    const x1 = a.x + W / 2;
-    const x2 = b.x - W / 2;
+    const x1 = vertical ? a.x : a.x + W / 2;
+    const x2 = vertical ? b.x : b.x - W / 2;
+    const y1 = vertical ? a.y + heightOf(a) / 2 : a.y;
+    const y2 = vertical ? b.y - heightOf(b) / 2 : b.y;
+    const d = vertical
+      ? `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`
+      : `M${x1},${y1} C${(x1 + x2) / 2},${y1} ${(x1 + x2) / 2},${y2} ${x2},${y2}`;
     const path = el("path", {
-      d: `M${x1},${a.y} C${(x1 + x2) / 2},${a.y} ${(x1 + x2) / 2},${b.y} ${x2},${b.y}`,
+      d,
       class: `edge ${e.cls ?? ""}`,
       "marker-end": `url(#${e.cls === "lit" ? "arrow-lit" : "arrow"})`,
       "data-edge": `${e.from}->${e.to}`,
     });
     svg.append(path);
     if (e.label) {
-      const t = el("text", { x: (x1 + x2) / 2, y: (a.y + b.y) / 2 - 6, class: "edge-label grad", "text-anchor": "middle" });
+      const t = el("text", { x: (x1 + x2) / 2 + (vertical ? 6 : 0), y: (y1 + y2) / 2 - (vertical ? -4 : 6), class: "edge-label grad", "text-anchor": vertical ? "start" : "middle" });
       t.textContent = e.label;
       svg.append(t);
     }

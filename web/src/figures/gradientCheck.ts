@@ -3,7 +3,7 @@
 // right, cancellation on the left, the best h between them.
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, positive, readouts, rendered, select, slider, type FigurePage, type Num } from "./common";
 
 interface Best {
   h: number;
@@ -65,12 +65,12 @@ export const gradientCheck: FigurePage = {
       note.textContent =
         `Right of the best h the error is truncation (∝ h one-sided, ∝ h² central); left of it, f(x+h) and ` +
         `f(x−h) agree in almost every digit and the subtraction leaves rounding noise (∝ ε/h, ε = ${fmt(r.epsilon, 3)}). ` +
-        `A zero error (exact agreement) is left blank on the log axis.`;
+        `An error of exactly 0 (exact agreement) cannot be drawn on the log axis: the note under the chart counts those points.`;
       // uPlot wants x ascending: the server sweeps h downwards, so reverse both
       const order = [...r.h.keys()].reverse();
       chart.update(
         order.map((i) => r.h[i]),
-        [order.map((i) => positive(r.one_sided_error[i])), order.map((i) => positive(r.central_error[i]))],
+        [order.map((i) => plottable(r.one_sided_error[i])), order.map((i) => plottable(r.central_error[i]))],
         [
           { x: r.at.h, color: COLORS.muted, label: `h = ${fmt(r.at.h, 2)}` },
           { x: r.best_central.h, y: positive(r.best_central.error), color: COLORS.grad, label: "best h, central" },

@@ -3,7 +3,7 @@
 // computes still equals the closed form 2·(w·x + b − t)·x.
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, positive, readouts, rendered, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fmt, frame, getFigure, initial, latest, lineChart, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
 
 interface LearningRate {
   lr: number;
@@ -80,7 +80,7 @@ export const learningRate: FigurePage = {
           ),
         ),
       );
-      lossChart.update(r.step, [r.loss.map(positive)]);
+      lossChart.update(r.step, [r.loss.map(plottable)]);
       pathChart.update(r.step, [r.w.map(plottable), r.step.map(() => r.w_star)]);
       rendered(root);
     };

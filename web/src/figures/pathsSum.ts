@@ -129,7 +129,9 @@ export const pathsSum: FigurePage = {
       (p: Record<string, number | boolean>) => getFigure<PathsSum>("paths-sum", p),
       (r: PathsSum) => {
         page.ok();
-        const keep = result && cursor < result.steps.length ? cursor : r.steps.length;
+        // The figure opens at step 0 (nothing has gone backward yet); moving a slider keeps
+        // the step the student is at.
+        const keep = result ? cursor : 0;
         result = r;
         cursor = Math.min(keep, r.steps.length);
         draw();

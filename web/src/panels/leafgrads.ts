@@ -29,7 +29,7 @@ export function renderLeafGrads(el: HTMLElement, state: PassState | null, run: R
       cell(leaf.name, "name"),
       tensorCell(leaf.value, "fwd num wrap"),
       tensorCell(grad, grad ? "grad num wrap total" : "muted num wrap total"),
-      added ? tensorCell(added, "grad num wrap added", "+") : cell(node ? "not yet" : "—", "muted num wrap added"),
+      added ? tensorCell(added, "grad num wrap added") : cell(node ? "not yet" : "—", "muted num wrap added"),
     );
   });
   const note =
