@@ -197,6 +197,8 @@ def run_tool(source, tool, limits=DEFAULT_LIMITS):
         else:
             answer = profile.chrome_trace(source, limits)
     except SnippetError as error:
+        if getattr(error, "out_of_memory", False):
+            raise MemoryError(error) from None  # the worker replies, then is replaced
         return refusal(error)
     body = json.dumps(answer, allow_nan=False).encode()
     if len(body) > limits.response_bytes:

@@ -25,6 +25,7 @@ engine by ``gradwalk.autograd.stepper``; the result follows docs/lab-api.md.
 """
 import ast
 import math
+import re
 import operator
 import warnings
 
@@ -379,8 +380,10 @@ class Interpreter:
             except _Raised as raised:
                 error = raised
             except MemoryError:
-                raise LimitError("the snippet ran out of memory (limit "
-                                 f"{self.limits.memory_bytes // 2**20} MiB)") from None
+                error = LimitError("the snippet ran out of memory (limit "
+                                   f"{self.limits.memory_bytes // 2**20} MiB)")
+                error.out_of_memory = True  # its worker is replaced after answering
+                raise error from None
             except RecursionError:
                 raise LimitError("the snippet is nested too deeply") from None
         return self.result(error)
@@ -712,6 +715,7 @@ class Interpreter:
         sep = kwargs.get("sep") if kwargs.get("sep") is not None else " "
         end = kwargs.get("end") if kwargs.get("end") is not None else "\n"
         text = sep.join(self.guarded(node, lambda: [str(a) for a in args])) + end
+        text = _without_addresses(text)
         self.printed_chars += len(text)
         if self.printed_chars > self.limits.print_chars:
             raise LimitError.at(node, f"the snippet printed more than "
@@ -780,14 +784,20 @@ class Interpreter:
         self.budget.check_flops(math.prod(shape) * left[-1], node)
 
     def check_call_size(self, node, name, args, kwargs):
-        """Before a call that can make a bigger tensor than its inputs, check the result size."""
-        tensors = [a for a in _flatten(args) if isinstance(a, self.Tensor)]
+        """Before a call that can make a bigger tensor than its inputs, check the result size.
+        Operands passed by keyword count (``torch.add(input=a, other=b)``), and a size given as
+        a float or a tensor (``torch.ones(2.5e9)``, ``x.expand(torch.tensor(10**6), -1)``) is
+        counted as the whole number it would become, so nothing is allocated before refusal."""
+        tensors = [a for a in _flatten([*args, *_keyword_operands(kwargs)])
+                   if isinstance(a, self.Tensor)]
         if name in ("ones", "zeros", "randn", "rand", "full"):
-            shape = _size_argument(args[:1] if name == "full" else args, kwargs.get("size"))
+            sizes = args[:1] if name == "full" else args
+            shape = _size_argument(sizes, kwargs.get("size"), self.Tensor)
             if shape is not None:
                 self.budget.check_shape(shape, node)
         elif name in ("arange", "linspace"):
-            count = _range_count(name, args, kwargs)
+            count = _range_count(name, [_plain_number(a, self.Tensor) for a in args],
+                                 {k: _plain_number(v, self.Tensor) for k, v in kwargs.items()})
             if count is not None and count > self.limits.tensor_elements:
                 self.budget.check_shape((count,), node)
         elif name in ("matmul", "mm", "mv", "dot") and len(tensors) == 2:
@@ -803,7 +813,7 @@ class Interpreter:
             self.budget.check_shape((sum(t.numel() for t in tensors),), node)
         elif name in ("expand", "repeat"):
             sizes = _size_argument(args[1:], kwargs.get("size", kwargs.get("repeats")),
-                                   keep=-1 if name == "expand" else None)
+                                   self.Tensor, keep=-1 if name == "expand" else None)
             if sizes is not None:
                 grow = math.prod(sizes) * (args[0].numel() if name == "repeat" else 1)
                 self.budget.check_shape((grow,), node)
@@ -871,7 +881,17 @@ def error_json(error, node):
 
 
 def _message(error):
-    return str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    text = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+    return _without_addresses(text)
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _without_addresses(text):
+    """``<MulBackward0 object at 0x7f...>`` -> ``<MulBackward0 object>``: the server's heap
+    addresses are nobody's business (and differ on every run, so they would only confuse)."""
+    return _ADDRESS.sub("", text)
 
 
 # ---------------------------------------------------------------- small helpers
@@ -961,19 +981,48 @@ def _count_numbers(data):
     return count
 
 
-def _size_argument(args, size, keep=None):
-    """The shape in ``ones(2, 3)``, ``ones((2, 3))`` or ``ones(size=[2, 3])``; None if unclear.
-    ``keep``: the size that means "as it is" (``expand(-1, 4)``), counted as 1."""
-    if size is not None:
-        args = [size]
-    if len(args) == 1 and isinstance(args[0], (list, tuple)):
-        args = args[0]
-    if not args or not all(_is_int(a) for a in args):
-        return None
-    args = [1 if a == keep else a for a in args]
-    if any(a < 0 for a in args):
-        return None  # the function raises PyTorch's error
-    return tuple(args)
+# operands a call may take by keyword, in the order they would be given by position
+_OPERAND_KEYWORDS = ("input", "self", "other", "mat2", "vec", "vec2", "tensor", "weight",
+                     "bias", "target", "min", "max", "exponent", "tensors")
+
+
+def _keyword_operands(kwargs):
+    named = [kwargs[k] for k in _OPERAND_KEYWORDS if k in kwargs]
+    return named + [v for k, v in kwargs.items() if k not in _OPERAND_KEYWORDS]
+
+
+def _plain_number(value, tensor_type):
+    """A one-element tensor's number (what an op would read from it), else ``value``."""
+    if isinstance(value, tensor_type) and value.numel() == 1:
+        return value.item()
+    return value
+
+
+def _size_argument(args, size, tensor_type, keep=None):
+    """The shape in ``ones(2, 3)``, ``ones((2, 3))``, ``ones(size=[2, 3])``, ``ones(2.5e9)`` or
+    ``ones(torch.tensor([2, 3]))``, as the whole numbers an op could make of it (floats
+    truncated, tensors read, signs dropped); None when something in it is not a number (the
+    op then raises its own error without allocating). ``keep``: the size that means "as it
+    is" (``expand(-1, 4)``), counted as 1."""
+    values = [size] if size is not None else list(args)
+    sizes = []
+    while values:
+        value = values.pop(0)
+        if isinstance(value, (list, tuple)):
+            values[:0] = list(value)
+        elif isinstance(value, tensor_type):
+            if value.numel() > 64:  # no shape has that many dimensions: the op refuses it
+                return None
+            values[:0] = list(np.ravel(value.detach().numpy() if hasattr(value, "detach")
+                                       else value))
+        elif _is_number(value) or isinstance(value, (np.integer, np.floating, np.bool_)):
+            number = float(value)
+            if not math.isfinite(number):
+                return None  # the op raises (no array has an infinite size)
+            sizes.append(1 if number == keep else int(abs(number)))
+        else:
+            return None
+    return tuple(sizes) if sizes else None
 
 
 def _range_count(name, args, kwargs):

@@ -77,6 +77,8 @@ def handle(source, mode, limits, sequence_start=0, earlier_passes=0):
     try:
         body = json.dumps(run_snippet(source, mode, limits, sequence_start, earlier_passes), allow_nan=False).encode()
     except SnippetError as error:
+        if getattr(error, "out_of_memory", False):
+            raise MemoryError(error) from None  # _worker_main replies, then the worker goes
         return refusal(error)
     if len(body) > limits.response_bytes:
         return refusal(LimitError(f"the answer would be {len(body):,} bytes; the limit is "
@@ -134,18 +136,21 @@ def _worker_main(connection, limits, temp_dir):
             source, mode, sequence_start, earlier_passes = connection.recv()
         except (EOFError, OSError):
             return
+        out_of_memory = False
         try:
             status, body = handle(source, mode, limits, sequence_start, earlier_passes)
-        except MemoryError:
-            status, body = refusal(LimitError(f"the snippet ran out of memory (limit "
-                                              f"{limits.memory_bytes // 2**20} MiB)"))
+        except MemoryError as error:
+            out_of_memory = True  # what it allocated may stay mapped: this worker is replaced
+            given = error.args[0] if error.args else None
+            status, body = refusal(given if isinstance(given, LimitError) else LimitError(
+                f"the snippet ran out of memory (limit {limits.memory_bytes // 2**20} MiB)"))
         except Exception as error:  # noqa: BLE001 - a bug of the lab's; the worker lives on
             status, body = internal_error(error)
         _give_back_memory()
         # a worker that still holds memory (what a snippet allocated, or the address space a
         # MemoryError left mapped) is replaced once it has answered
         size, resident = _memory_use()
-        recycle = (resident - base_resident > limits.recycle_bytes
+        recycle = (out_of_memory or resident - base_resident > limits.recycle_bytes
                    or size - base_size > limits.memory_bytes // 2)
         connection.send((status, body, recycle))
 
