@@ -16,13 +16,21 @@ inside another keeps the graph and the tangents of the outer one, so ``jacfwd(ja
 Hessian) and ``grad(grad(f))`` just work. At the outermost transform the results are detached,
 as PyTorch's are, unless an input already required grad.
 
-``vmap`` is a loop: it calls the function once per slice and stacks the results.
+``vmap`` runs the function once on the whole batch: a mapped tensor is a ``BatchedTensor`` that
+shows the function one sample while every op runs on all of them, by its batching rule
+(``_batching.py``). ``jacrev`` is ``vmap`` of a vjp over the rows of the identity and ``jacfwd``
+``vmap`` of a jvp over its columns, as in PyTorch, so a Jacobian costs a few batched passes,
+not one pass per row. Because the batch is carried in the forward (the graph is recorded on the
+batched arrays), a reverse transform inside ``vmap`` differentiates batched copies of its inputs,
+and a vjp function called on a batch of cotangents runs its function again on the batch.
 """
 import functools
 import threading
 
 from ..autograd import forward_ad
 from ..grad_mode import enable_grad
+from ..ops.core import observers as _observers
+from . import _batching
 
 
 class _Depth(threading.local):
@@ -129,13 +137,41 @@ def _replace(args, argnums, new):
 
 def _fresh_leaf(t):
     """A tensor to differentiate with respect to: an alias of ``t`` that still carries ``t``'s
-    graph (for an outer reverse transform) and its tangents (for an outer forward one)."""
+    graph (for an outer reverse transform) and its tangents (for an outer forward one).
+
+    Under ``vmap`` it is batched at every running vmap (expanded where ``t`` is the same for all
+    samples), so that its gradient is one per sample."""
+    if _batching.running.stack:
+        t = _batch_at_running(t)
+        if type(t) is _batching.BatchedTensor:
+            return _batching.wrap(_unbatched_fresh_leaf(t._phys), t._lv)
+    return _unbatched_fresh_leaf(t)
+
+
+def _unbatched_fresh_leaf(t):
     if t.requires_grad:
         return t.view_as(t)
     leaf = t.detach()
     for level, tangent in (t._fw_grads or {}).items():
         forward_ad.set_tangent(leaf, level, tangent)
     return leaf.requires_grad_()
+
+
+def _batch_at_running(t):
+    """``t`` batched at every running vmap level (a copy per sample where it was not)."""
+    have = _batching.levels_of(t)
+    for level, size, _ in _batching.running.stack:
+        if level not in have:
+            t = _batching.add_level(t.unsqueeze(0).expand(size, *t.shape), 0, level)
+    return t
+
+
+def _levels(tensors):
+    found = set()
+    for x in tensors:
+        if _is_tensor(x):
+            found.update(_batching.levels_of(x))
+    return tuple(sorted(found))
 
 
 def _any_requires_grad(tree):
@@ -157,9 +193,27 @@ def _grads(outputs, inputs, grad_outputs, retain_graph=True):
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
     if not pairs:
         return [zeros_like(x) for x in inputs]
+    levels = _levels(list(outputs) + list(inputs) + list(grad_outputs))
+    if levels:  # the graph is on the physical tensors: differentiate those
+        outs, seeds = [], []
+        for o, g in pairs:
+            o = _batching.expanded(o, levels)
+            outs.append(o)
+            seeds.append(_ones_like(o) if g is None else _batching.expanded(g, levels))
+        phys_inputs = [_batching.physical(x) for x in inputs]
+        grads = autograd_grad(outs, phys_inputs, seeds, retain_graph=retain_graph, create_graph=True,
+                              allow_unused=True)
+        return [zeros_like(x) if g is None else _batching.wrap(g, _batching.levels_of(x))
+                for g, x in zip(grads, inputs)]
     grads = autograd_grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
                           create_graph=True, allow_unused=True)
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
+
+
+def _ones_like(t):
+    from ..ops.functions import ones_like
+
+    return ones_like(t)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -220,6 +274,11 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(cotangents):
         from ..ops.functions import tensor as make_tensor
 
+        wanted = set(_levels(_flatten(cotangents)[0]))
+        if not wanted <= set(_levels(in_leaves)):
+            # a batch of cotangents (vmap(vjp_fn)), and a graph recorded for one: record it for
+            # the batch (the inputs are batched at every running vmap now), then differentiate
+            return vjp(func, *primals, has_aux=has_aux)[1](cotangents)
         leaves, spec = _flatten(cotangents)
         if spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure "
@@ -240,35 +299,49 @@ def vjp(func, *primals, has_aux=False):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The Jacobian by reverse mode: one vjp per output element. Shape ``out.shape + in.shape``."""
+    """The Jacobian by reverse mode: ``vmap`` of the vjp over the rows of the identity (one
+    batched backward pass). Shape ``out.shape + in.shape``."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..ops.functions import stack, zeros
+        from ..ops.functions import eye, zeros
 
         with _transform() as t, enable_grad():
             nums = _check_argnums(argnums, len(args))
             keep = not t.outermost or _any_requires_grad(args)
-            diff_args = _map(_fresh_leaf, _pick(args, nums))
-            output = func(*_replace(args, nums, diff_args), **kwargs)
-            aux = None
-            if has_aux:
-                output, aux = _split_aux(output, "jacrev(f, ...)(*args)")
+            diff_args = _pick(args, nums)
+
+            def f_of_diff(*diff):
+                return func(*_replace(args, nums, diff[0] if isinstance(nums, int) else diff), **kwargs)
+
+            primals = (diff_args,) if isinstance(nums, int) else diff_args
+            res = vjp(f_of_diff, *primals, has_aux=has_aux)
+            output, vjp_fn = res[0], res[1]
+            aux = res[2] if has_aux else None
             out_leaves, out_spec = _flatten(output)
             in_leaves, in_spec = _flatten(diff_args)
+            total = sum(o.numel() for o in out_leaves)
             per_output = []
-            for out in out_leaves:
-                flat = out.reshape(-1)
-                rows = [_grads([flat[j]], in_leaves, [None]) for j in range(out.numel())]
-                jac = []
-                for k, inp in enumerate(in_leaves):
-                    if rows:
-                        jac.append(stack([r[k] for r in rows]).reshape(out.shape + inp.shape))
-                    else:
-                        jac.append(zeros(out.shape + inp.shape, dtype=inp.dtype))
-                per_output.append(_unflatten(jac, in_spec))
-            result = _unflatten(per_output, out_spec)
-            result = _finish(result, keep)
+            if total:
+                # the rows of the identity, cut into one cotangent per output (a batch of ``total``)
+                identity = eye(total, dtype=out_leaves[0].dtype)
+                basis, start = [], 0
+                for o in out_leaves:
+                    basis.append(identity[:, start:start + o.numel()].reshape((total,) + tuple(o.shape)))
+                    start += o.numel()
+                rows = vmap(vjp_fn)(_unflatten(basis, out_spec))  # one gradient per primal
+                rows = _flatten(rows[0] if isinstance(nums, int) else rows)[0]
+                start = 0
+                for o in out_leaves:
+                    jac = [r[start:start + o.numel()].reshape(tuple(o.shape) + tuple(inp.shape))
+                           for r, inp in zip(rows, in_leaves)]
+                    per_output.append(_unflatten(jac, in_spec))
+                    start += o.numel()
+            else:
+                for o in out_leaves:
+                    per_output.append(_unflatten([zeros(tuple(o.shape) + tuple(inp.shape), dtype=inp.dtype)
+                                                  for inp in in_leaves], in_spec))
+            result = _finish(_unflatten(per_output, out_spec), keep)
             return (result, _finish(aux, keep)) if has_aux else result
 
     return wrapper
@@ -315,7 +388,13 @@ def _jvp(func, primals, tangents, has_aux):
         try:
             flat_primals, spec = _flatten(primals)
             flat_tangents, _ = _flatten(tangents)
-            duals = [forward_ad.make_dual(p, tg, level=level) for p, tg in zip(flat_primals, flat_tangents)]
+            batch = _levels(list(flat_primals) + list(flat_tangents))
+            if batch:  # tangents (or primals) batched: duals of the physical tensors, all batched
+                duals = [_batching.wrap(forward_ad.make_dual(_batching.expanded(p, batch),
+                                                             _batching.expanded(tg, batch), level=level), batch)
+                         for p, tg in zip(flat_primals, flat_tangents)]
+            else:
+                duals = [forward_ad.make_dual(p, tg, level=level) for p, tg in zip(flat_primals, flat_tangents)]
             output = func(*_unflatten(duals, spec))
             aux = None
             if has_aux:
@@ -326,7 +405,12 @@ def _jvp(func, primals, tangents, has_aux):
                 if not _is_tensor(o):
                     raise RuntimeError("jvp(f, primals, tangents): expected f(*args) to return only tensors, "
                                        f"got unsupported type {type(o)}")
-                p, tg = forward_ad.unpack_dual(o, level=level)
+                lv = _batching.levels_of(o)
+                if lv:
+                    p, tg = forward_ad.unpack_dual(_batching.physical(o), level=level)
+                    p, tg = _batching.wrap(p, lv), (None if tg is None else _batching.wrap(tg, lv))
+                else:
+                    p, tg = forward_ad.unpack_dual(o, level=level)
                 primal_outs.append(p)
                 tangent_outs.append(tg if tg is not None else zeros_like(p))
         finally:
@@ -337,11 +421,12 @@ def _jvp(func, primals, tangents, has_aux):
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian by forward mode: one jvp per input element. Shape ``out.shape + in.shape``."""
+    """The Jacobian by forward mode: ``vmap`` of the jvp over the columns of the identity (one
+    batched forward pass with dual tensors). Shape ``out.shape + in.shape``."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..ops.functions import stack, zeros, zeros_like
+        from ..ops.functions import eye, zeros
 
         with _transform() as t:
             nums = _check_argnums(argnums, len(args))
@@ -352,33 +437,39 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             def f_of_diff(*diff):
                 return func(*_replace(args, nums, _unflatten(diff, in_spec)), **kwargs)
 
-            columns = []  # per input leaf, per element: the tangents of the outputs
-            output = aux = None
-            for k, inp in enumerate(in_leaves):
-                cols = []
-                for e in range(inp.numel()):
-                    basis = [zeros_like(x) for x in in_leaves]
-                    basis[k]._data.reshape(-1)[e] = 1  # a unit tangent along element e of input k
-                    res = _jvp(f_of_diff, tuple(in_leaves), tuple(basis), has_aux)
-                    output, tangent_out = res[0], res[1]
-                    if has_aux:
-                        aux = res[2]
-                    cols.append(_flatten(tangent_out)[0])
-                columns.append(cols)
-            if output is None:  # no input elements at all: evaluate once for the shapes
+            total = sum(x.numel() for x in in_leaves)
+            if not total:  # no input elements at all: evaluate once for the shapes
                 output = f_of_diff(*in_leaves)
+                aux = None
                 if has_aux:
                     output, aux = output
+                out_leaves, out_spec = _flatten(output)
+                result = _unflatten([_unflatten([zeros(tuple(o.shape) + tuple(x.shape), dtype=o.dtype)
+                                                 for x in in_leaves], in_spec) for o in out_leaves], out_spec)
+                result = _finish(result, keep)
+                return (result, _finish(aux, keep)) if has_aux else result
+            identity = eye(total, dtype=in_leaves[0].dtype)
+            basis, start = [], 0
+            for x in in_leaves:  # column block of each input: a batch of ``total`` unit tangents
+                basis.append(identity[:, start:start + x.numel()].reshape((total,) + tuple(x.shape)))
+                start += x.numel()
+
+            def push(*tangents):
+                res = _jvp(f_of_diff, tuple(in_leaves), tuple(tangents), has_aux)
+                return res[1], (res[0], res[2]) if has_aux else res[0]
+
+            tangent_out, value = vmap(push)(*basis)
+            value = _map(lambda v: v[0] if _is_tensor(v) else v, value)  # the same for every column
+            output, aux = value if has_aux else (value, None)
             out_leaves, out_spec = _flatten(output)
+            tangent_leaves = _flatten(tangent_out)[0]
             per_output = []
-            for i, out in enumerate(out_leaves):
-                jac = []
-                for k, inp in enumerate(in_leaves):
-                    cols = [c[i] for c in columns[k]]
-                    if cols:
-                        jac.append(stack(cols, -1).reshape(out.shape + inp.shape))
-                    else:
-                        jac.append(zeros(out.shape + inp.shape, dtype=out.dtype))
+            for o, tg in zip(out_leaves, tangent_leaves):
+                columns = tg.movedim(0, -1)  # out.shape + (total,)
+                jac, start = [], 0
+                for x in in_leaves:
+                    jac.append(columns[..., start:start + x.numel()].reshape(tuple(o.shape) + tuple(x.shape)))
+                    start += x.numel()
                 per_output.append(_unflatten(jac, in_spec))
             result = _finish(_unflatten(per_output, out_spec), keep)
             return (result, _finish(aux, keep)) if has_aux else result
@@ -391,41 +482,85 @@ def hessian(func, argnums=0):
     return jacfwd(jacrev(func, argnums), argnums)
 
 
-# ---------------------------------------------------------------- vmap (a loop)
+# ---------------------------------------------------------------- vmap
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
-    """Map ``func`` over a batch dimension: one call per slice, results stacked."""
+    """Map ``func`` over a batch dimension: one call on the whole batch, each op by its batching
+    rule (``_batching.py``). ``in_dims``/``out_dims``: an int (or None) per argument / output, or
+    one for all; a dict or list argument is mapped leaf by leaf."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f"{randomness}")
+    name = getattr(func, "__name__", func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..ops.functions import stack
-
         dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(
-                f"vmap({getattr(func, '__name__', func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
+                f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
                 f"compatible with the structure of `inputs`. in_dims has structure {len(dims)} but inputs "
                 f"has structure {len(args)}.")
-        sizes = {leaf.shape[d] for a, d in zip(args, dims) if d is not None
-                 for leaf in _flatten(a)[0] if _is_tensor(leaf)}
+        for d in dims:
+            if d is not None and not isinstance(d, int):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims must be an int or "
+                                 f"None for each input, got {d!r}")
+        sizes = set()
+        for a, d in zip(args, dims):
+            if d is None:
+                continue
+            for leaf in _flatten(a)[0]:
+                if not _is_tensor(leaf):
+                    raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an "
+                                     f"input but the input is of type {type(leaf)}. We cannot vmap over "
+                                     "non-Tensor arguments, please use None as the respective in_dim")
+                if not -leaf.dim() <= d < max(leaf.dim(), 1) or leaf.dim() == 0:
+                    raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some "
+                                     f"input, but that input is a Tensor of dimensionality {leaf.dim()} so "
+                                     f"expected in_dim to satisfy -{leaf.dim()} <= in_dim < {leaf.dim()}.")
+                sizes.add(leaf.shape[d])
         if not sizes:
-            raise ValueError(f"vmap({getattr(func, '__name__', func)}, in_dims={in_dims}, ...)(<inputs>): "
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): "
                              "Got in_dims=None for all inputs; at least one input must be mapped over.")
         if len(sizes) > 1:
-            raise ValueError(f"vmap({getattr(func, '__name__', func)}, in_dims={in_dims}, ...)(<inputs>): "
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): "
                              "Expected all tensors to have the same size in the mapped dimension, got sizes "
                              f"{sorted(sizes)} for the mapped dimension")
-        results = []
-        for i in range(sizes.pop()):
-            sliced = [a if d is None else _map(lambda t: t.select(d, i) if _is_tensor(t) else t, a)
-                      for a, d in zip(args, dims)]  # a dict of parameters is mapped leaf by leaf
-            results.append(func(*sliced, **kwargs))
-        leaves_per_call = [_flatten(r)[0] for r in results]
-        spec = _flatten(results[0])[1]
-        odims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(leaves_per_call[0])
-        stacked = [stack([leaves[j] for leaves in leaves_per_call], odims[j])
-                   for j in range(len(leaves_per_call[0]))]
-        return _unflatten(stacked, spec)
+        size = sizes.pop()
+        running = _batching.running
+        running.counter += 1
+        level = running.counter
+        running.stack.append((level, size, randomness))
+        if len(running.stack) == 1:
+            _observers.vmap = _batching.dispatch
+            _observers.refresh()
+        try:
+            batched = [a if d is None else _map(lambda t: _batching.add_level(t, d, level), a)
+                       for a, d in zip(args, dims)]
+            output = func(*batched, **kwargs)
+        finally:
+            running.stack.pop()
+            if not running.stack:
+                _observers.vmap = None
+                _observers.refresh()
+        leaves, spec = _flatten(output)
+        odims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(leaves)
+        if len(odims) != len(leaves):
+            raise ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible "
+                             f"with the structure of `outputs`. out_dims has structure {len(odims)} but "
+                             f"outputs has structure {len(leaves)}.")
+        result = []
+        for x, od in zip(leaves, odims):
+            if not _is_tensor(x):
+                raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(x)}. "
+                                 "Did you mean to set out_dims= to None for output?")
+            if od is None:
+                if level in _batching.levels_of(x):
+                    raise ValueError(f"vmap({name}, ...): out_dims=None for an output that is batched")
+                result.append(x)
+            else:
+                result.append(_batching.remove_level(x, level, od, size))
+        return _unflatten(result, spec)
 
     return wrapper
 

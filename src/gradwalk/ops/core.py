@@ -39,10 +39,13 @@ class _Observers:
     profiler = None  # callable(op_name, inputs, node) -> context manager
     anomaly = False
     forward_ad = None  # callable(op, inputs, attrs, inplace, run) -> outputs, while a dual level is open
+    # callable(op, inputs, attrs, out_dtype, inplace) -> outputs, or None when no input is batched,
+    # while a ``func.vmap`` runs (its batching rules: ``func/_batching.py``)
+    vmap = None
 
     @classmethod
     def refresh(cls):
-        cls.any = bool(cls.profiler or cls.anomaly or cls.forward_ad)
+        cls.any = bool(cls.profiler or cls.anomaly or cls.forward_ad or cls.vmap)
 
 
 observers = _Observers
@@ -291,6 +294,10 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
                 requires_grad = True
                 break
     if observers.any and not _watched:
+        if observers.vmap is not None:
+            batched = observers.vmap(op, inputs, attrs, out_dtype, inplace)
+            if batched is not None:
+                return batched
         run = _apply
         if observers.forward_ad is not None:  # tangents flow whether or not a node is recorded
             run = _apply_with_tangents

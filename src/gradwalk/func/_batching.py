@@ -1,0 +1,652 @@
+"""``vmap``'s batching rules: each op runs once on the whole batch, not once per sample.
+
+Inside ``vmap`` a mapped tensor is a ``BatchedTensor``. It holds every sample in ``_phys``, a
+plain tensor with one leading dimension per running vmap (``_levels``, outermost first), and it
+shows the rest of gradwalk one sample: its ``shape``, ``dim()`` and ``_data`` (the first
+sample's values, a view) are the logical ones, so the ops' argument checks run unchanged.
+
+While a vmap runs, ``apply_op`` hands every op to ``dispatch`` first (``ops.core.observers.vmap``).
+When an input is batched, the op's rule rewrites the call for the physical tensors (a reduction
+over dim 1 of the sample is a reduction over dim 1 + the number of batch dimensions; a matmul of
+a batch of vectors with a matrix is one matmul of a matrix) and runs it with the ordinary ops, so
+the graph recorded, the backward formulas and the forward-mode tangents are the ordinary ones
+over arrays that carry the batch. An op without a rule falls back to a loop over the samples,
+with a warning naming it once, as PyTorch's "There is a performance drop because we have not yet
+implemented the batching rule for ...".
+
+    >>> import gradwalk as torch
+    >>> from gradwalk.func import vmap
+    >>> x = torch.arange(6.0).reshape(2, 3)
+    >>> vmap(lambda row: (row * row).sum())(x)     # one mul and one sum over a (2, 3) array
+    tensor([ 5., 50.])
+"""
+import itertools
+import threading
+import warnings
+
+import numpy as np
+
+from ..ops import activation, core, linalg, nn_ops, pointwise, reduction, shape
+from ..tensor import Tensor
+
+
+class _Running(threading.local):
+    def __init__(self):
+        self.stack = []  # (level, batch size, randomness) of each running vmap, outermost first
+        self.counter = 0  # levels only grow, so an inner vmap's level is above its outer one's
+
+
+running = _Running()
+
+
+def level_sizes():
+    return {level: size for level, size, _ in running.stack}
+
+
+class LogicalArray(np.ndarray):
+    """A batched tensor's ``_data``: the first sample's values (a view of the physical array),
+    which remembers the physical array so that an op taking an array argument (``nll_loss``'s
+    target, ``embedding``'s indices) can be batched. An array computed from it by NumPy outside
+    an op (``np.isinf(x._data)``) keeps the class but not ``physical``: using it in an op under
+    vmap is refused rather than silently given the first sample's values."""
+
+    physical = None
+    levels = ()
+
+
+def logical_array(physical, levels):
+    """The LogicalArray of a physical NumPy array batched at ``levels``."""
+    first = physical[(0,) * len(levels) + (Ellipsis,)].view(LogicalArray)
+    first.physical = physical
+    first.levels = levels
+    return first
+
+
+class BatchedTensor(Tensor):
+    """One sample of a batch, as the function under ``vmap`` sees it (see the module docstring)."""
+
+    __slots__ = ("_phys", "_lv")
+
+    def _array(self):
+        return self._data
+
+    def detach(self):
+        return wrap(self._phys.detach(), self._lv)
+
+    def requires_grad_(self, requires_grad=True):
+        self._phys.requires_grad_(requires_grad)
+        self._requires_grad = self._phys._requires_grad
+        return self
+
+    def item(self):
+        raise RuntimeError(
+            "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling "
+            ".item() on a Tensor, please try to rewrite what you're doing with other operations.")
+
+    def tolist(self):
+        raise RuntimeError("vmap: It looks like you're calling .tolist() on a Tensor. We don't support vmap "
+                           "over calling .tolist() on a Tensor.")
+
+    def numpy(self, force=False):
+        raise RuntimeError("vmap: It looks like you're calling .numpy() on a Tensor. We don't support vmap "
+                           "over calling .numpy() on a Tensor.")
+
+    def __bool__(self):
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We "
+            "don't support that yet, please shout over at https://github.com/pytorch/functorch/issues/257 .")
+
+    def __repr__(self, **kwargs):
+        return f"BatchedTensor(lvl={self._lv[-1]}, bdim=0, value=\n{self._phys!r}\n)"
+
+
+def wrap(phys, levels):
+    """A BatchedTensor over ``phys``, whose leading ``len(levels)`` dims are the batch."""
+    if not levels:
+        return phys
+    b = BatchedTensor.__new__(BatchedTensor)
+    b._data = logical_array(phys._array(), levels)
+    b._requires_grad = phys._requires_grad
+    b.grad_fn = phys.grad_fn  # (what the op's own code reads; the graph itself is on _phys)
+    b._grad = None
+    b._output_nr = phys._output_nr
+    b._vc = None
+    b._phys = phys
+    b._lv = levels
+    return b
+
+
+def _wrap_out(out, levels):
+    if type(out) is tuple:
+        return tuple(wrap(o, levels) for o in out)
+    return wrap(out, levels)
+
+
+def levels_of(t):
+    if type(t) is BatchedTensor:
+        return t._lv
+    data = t._data
+    if type(data) is LogicalArray:
+        return data.levels
+    return ()
+
+
+def add_level(t, dim, level):
+    """``t`` batched at ``level`` too, its logical dim ``dim`` becoming that level's batch dim."""
+    if type(t) is BatchedTensor:
+        phys, lv = t._phys, t._lv
+    else:
+        phys, lv = t, ()
+    ndim = t.dim()
+    if not -ndim <= dim < max(ndim, 1):
+        raise ValueError(f"vmap: in_dim {dim} is out of bounds for a tensor of {ndim} dims")
+    dim %= max(ndim, 1)
+    at = sum(1 for lvl in lv if lvl < level)
+    source = len(lv) + dim
+    if source != at:
+        phys = phys.movedim(source, at)
+    return wrap(phys, lv[:at] + (level,) + lv[at:])
+
+
+def remove_level(t, level, out_dim, size):
+    """The inverse of ``add_level`` when a vmap returns: the batch dim of ``level`` becomes
+    logical dim ``out_dim``; an output that is the same for every sample is expanded (PyTorch)."""
+    ndim = t.dim()
+    if not -(ndim + 1) <= out_dim <= ndim:
+        raise ValueError(f"vmap: out_dim {out_dim} is out of bounds for a tensor of {ndim} dims")
+    out_dim %= ndim + 1
+    lv = levels_of(t)
+    if level not in lv:
+        new_shape = list(t.shape)
+        new_shape.insert(out_dim, size)
+        return t.unsqueeze(out_dim).expand(*new_shape)
+    i = lv.index(level)
+    rest = lv[:i] + lv[i + 1:]
+    phys = physical(t)
+    destination = len(rest) + out_dim
+    if destination != i:
+        phys = phys.movedim(i, destination)
+    return wrap(phys, rest)
+
+
+def physical(t):
+    """The physical tensor of a batched tensor (batch dims first)."""
+    if type(t) is BatchedTensor:
+        return t._phys
+    data = t._data
+    if data.physical is None:
+        raise _outside_op_error("an op")
+    return Tensor._make(data.physical)
+
+
+def aligned(t, levels):
+    """``t``'s physical tensor with a dim for every level in ``levels`` (size 1 where ``t`` is
+    not batched at it), then its logical dims: such tensors broadcast against each other."""
+    lv = levels_of(t)
+    if not lv:
+        return t.reshape((1,) * len(levels) + tuple(t.shape)) if levels else t
+    phys = physical(t)
+    if lv == levels:
+        return phys
+    sizes = dict(zip(lv, phys.shape))
+    return phys.reshape(tuple(sizes.get(lvl, 1) for lvl in levels) + tuple(phys.shape[len(lv):]))
+
+
+def expanded(t, levels):
+    """``aligned``, with every batch dim at its full size."""
+    phys = aligned(t, levels)
+    sizes = level_sizes()
+    full = tuple(sizes[lvl] for lvl in levels) + tuple(phys.shape[len(levels):])
+    return phys if tuple(phys.shape) == full else phys.expand(*full)
+
+
+def _aligned_array(a, levels, rank):
+    """An array argument (a LogicalArray or a plain one) ready to broadcast with physical arrays
+    of ``levels`` and logical rank ``rank``."""
+    if type(a) is not LogicalArray:
+        return a
+    nb = len(levels)
+    sizes = dict(zip(a.levels, a.physical.shape))
+    logical = a.physical.shape[len(a.levels):]
+    return a.physical.reshape(tuple(sizes.get(lvl, 1) for lvl in levels) + (1,) * (rank - len(logical))
+                              + logical) if nb else a.physical
+
+
+def _outside_op_error(what):
+    return RuntimeError(
+        f"vmap: {what} was given values computed from a batched tensor outside gradwalk's ops (NumPy on "
+        "._data): gradwalk cannot batch that. Use tensor operations inside the vmapped function.")
+
+
+# ---------------------------------------------------------------- dispatch
+
+_warned = set()
+
+
+def dispatch(op, inputs, attrs, out_dtype, inplace):
+    """``apply_op``'s first stop while a vmap runs: None when nothing is batched."""
+    levels = set()
+    for t in inputs:
+        if type(t) is BatchedTensor:
+            levels.update(t._lv)
+        elif type(t._data) is LogicalArray:
+            if t._data.physical is None:
+                raise _outside_op_error(op.name or op.__name__)
+            levels.update(t._data.levels)
+    for value in attrs.values():
+        if type(value) is LogicalArray:
+            if value.physical is None:
+                raise _outside_op_error(op.name or op.__name__)
+            levels.update(value.levels)
+    if not levels:
+        return None
+    levels = tuple(sorted(levels))
+    if inplace is not None:
+        return _inplace(op, inputs, attrs, out_dtype, inplace, levels)
+    rule = RULES.get(op)
+    if rule is not None:
+        out = rule(op, inputs, attrs, out_dtype, levels)
+        if out is not NotImplemented:
+            return out
+    return fallback(op, inputs, attrs, out_dtype, levels)
+
+
+def fallback(op, inputs, attrs, out_dtype, levels):
+    """No rule: run the op once per sample and stack the results (and say so, once per op)."""
+    name = op.name or op.__name__
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule "
+                      f"for {name}. gradwalk runs it once per sample.", UserWarning, stacklevel=4)
+    sizes = level_sizes()
+    shape = tuple(sizes[lvl] for lvl in levels)
+    phys = [aligned(t, levels) if levels_of(t) else None for t in inputs]
+    arrays = {k: _aligned_array(v, levels, v.ndim) for k, v in attrs.items() if type(v) is LogicalArray}
+    results = []
+    for index in itertools.product(*[range(s) for s in shape]):
+        args = []
+        for t, p in zip(inputs, phys):
+            if p is not None:
+                for i, size in zip(index, p.shape[:len(levels)]):
+                    p = p.select(0, i if size != 1 else 0)
+            args.append(t if p is None else p)
+        sample_attrs = dict(attrs)
+        for k, a in arrays.items():
+            sample_attrs[k] = a[tuple(i if s != 1 else 0 for i, s in zip(index, a.shape))]
+        results.append(core.apply_op(op, args, sample_attrs, out_dtype))
+    if type(results[0]) is tuple:
+        return tuple(_stack(list(parts), shape, levels) for parts in zip(*results))
+    return _stack(results, shape, levels)
+
+
+def _stack(results, shape, levels):
+    stacked = shape_ops.stack(results)
+    return wrap(stacked.reshape(shape + tuple(results[0].shape)), levels)
+
+
+def _inplace(op, inputs, attrs, out_dtype, target, levels):
+    if levels_of(target) != levels:
+        raise RuntimeError(
+            "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor "
+            "`other` in extra_args that has more elements than `self`. This happened due to `other` being "
+            "vmapped over but `self` not being vmapped over in a vmap. Please try to use out-of-place "
+            "operators instead of inplace arithmetic.")
+    if op not in ELEMENTWISE:
+        raise RuntimeError(f"vmap: gradwalk has no batching rule for the in-place {op.name or op.__name__}")
+    rank = target.dim()
+    phys_target = physical(target)
+    args = [phys_target if t is target else _padded(t, levels, rank) for t in inputs]
+    core.apply_op(op, args, attrs, out_dtype, inplace=phys_target)
+    target.grad_fn = phys_target.grad_fn
+    target._requires_grad = phys_target._requires_grad
+    return target
+
+
+# ---------------------------------------------------------------- the rules
+
+def _padded(t, levels, rank):
+    """For elementwise ops: a batched tensor's physical tensor with size-1 dims after the batch
+    dims up to logical rank ``rank`` (NumPy then broadcasts it like the logical tensors); an
+    unbatched tensor as it is (it broadcasts from the right anyway)."""
+    if t._is_wrapped_number or not levels_of(t):
+        return t
+    phys = aligned(t, levels)
+    pad = rank - t.dim()
+    if pad:
+        nb = len(levels)
+        phys = phys.reshape(tuple(phys.shape[:nb]) + (1,) * pad + tuple(phys.shape[nb:]))
+    return phys
+
+
+def _elementwise(op, inputs, attrs, out_dtype, levels):
+    rank = max([t.dim() for t in inputs if not t._is_wrapped_number]
+               + [v.ndim for v in attrs.values() if isinstance(v, np.ndarray)])
+    args = [_padded(t, levels, rank) for t in inputs]
+    if any(type(v) is LogicalArray for v in attrs.values()):
+        attrs = {k: _aligned_array(v, levels, rank) for k, v in attrs.items()}
+    return _wrap_out(core.apply_op(op, args, attrs, out_dtype), levels)
+
+
+def _shift(dim, ndim, nb):
+    if isinstance(dim, (tuple, list)):
+        return tuple(d % ndim + nb for d in dim) if ndim else tuple(dim)
+    return dim % ndim + nb if ndim else dim
+
+
+def _dims_rule(*keys, all_when_none=(), sizes=True):
+    """Rule for a one-input op whose attributes ``keys`` are logical dims: shift them past the
+    batch dims (``None`` in ``all_when_none`` means every logical dim)."""
+
+    def rule(op, inputs, attrs, out_dtype, levels):
+        x = inputs[0]
+        if levels_of(x) != levels or any(levels_of(t) for t in inputs[1:]):
+            return NotImplemented
+        nb, ndim = len(levels), x.dim()
+        phys = x._phys if type(x) is BatchedTensor else physical(x)
+        new = dict(attrs)
+        for key in keys:
+            if key in new:
+                if new[key] is None:
+                    if key in all_when_none:
+                        new[key] = tuple(range(nb, nb + ndim))
+                else:
+                    new[key] = _shift(new[key], ndim, nb)
+        if "self_sym_sizes" in new:
+            new["self_sym_sizes"] = tuple(phys.shape)
+        if "self_sym_numel" in new:
+            new["self_sym_numel"] = phys.numel()
+        return _wrap_out(core.apply_op(op, (phys,) + tuple(inputs[1:]), new, out_dtype), levels)
+
+    return rule
+
+
+def _full_reduction(dim_op, extra):
+    """``x.sum()`` of one sample is a sum over its logical dims of the batch."""
+
+    def rule(op, inputs, attrs, out_dtype, levels):
+        x = inputs[0]
+        nb, ndim = len(levels), x.dim()
+        phys = expanded(x, levels)
+        new = {"dim": tuple(range(nb, nb + ndim)), "keepdim": False}
+        for key in extra:
+            if key == "self_sym_sizes":
+                new[key] = tuple(phys.shape)
+            elif key == "self_sym_numel":
+                new[key] = phys.numel()
+            elif key in attrs:
+                new[key] = attrs[key]
+        return _wrap_out(core.apply_op(dim_op, (phys,), new, out_dtype), levels)
+
+    return rule
+
+
+def _view_to(x, logical_shape, levels):
+    """``x`` (batched at ``levels``) viewed as ``logical_shape`` per sample."""
+    phys = expanded(x, levels)
+    full = tuple(phys.shape[:len(levels)]) + tuple(logical_shape)
+    return wrap(core.apply_op(shape.View, (phys,), {"shape": full, "self_sym_sizes": tuple(phys.shape)}),
+                levels)
+
+
+def _reshape_rule(op, inputs, attrs, out_dtype, levels):
+    """view/reshape/squeeze/unsqueeze: the sample's new shape, from the op run on the first
+    sample (a NumPy view, nothing computed), then one view of the batch."""
+    x = inputs[0]
+    sample = op.forward(x._data, **attrs)
+    return _view_to(x, sample.shape, levels)
+
+
+def _expand_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    out_shape = op.forward(x._data, **attrs).shape
+    phys = _padded(x, levels, len(out_shape))
+    sizes = level_sizes()
+    full = tuple(sizes[lvl] if s == 1 else s for lvl, s in zip(levels, phys.shape)) + tuple(out_shape)
+    return wrap(core.apply_op(shape.Expand, (phys,), {"size": full, "self_sym_sizes": tuple(phys.shape)}),
+                levels)
+
+
+def _t_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    if x.dim() < 2:
+        return _view_to(x, tuple(x.shape), levels)
+    nb = len(levels)
+    return wrap(core.apply_op(shape.Transpose, (expanded(x, levels),), {"dim0": nb, "dim1": nb + 1}), levels)
+
+
+def _permute_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    nb, ndim = len(levels), x.dim()
+    dims = tuple(range(nb)) + tuple(d % ndim + nb for d in attrs["dims"])
+    return wrap(core.apply_op(shape.Permute, (expanded(x, levels),), {"dims": dims}), levels)
+
+
+def _unsqueeze_like_rule(key):
+    def rule(op, inputs, attrs, out_dtype, levels):  # dims counted in the result (rank + 1)
+        x = inputs[0]
+        new = dict(attrs)
+        new[key] = attrs[key] % (x.dim() + 1) + len(levels)
+        return _wrap_out(core.apply_op(op, [expanded(t, levels) for t in inputs], new, out_dtype), levels)
+
+    return rule
+
+
+def _cat_rule(op, inputs, attrs, out_dtype, levels):
+    ndim = max(t.dim() for t in inputs)
+    new = dict(attrs, dim=attrs["dim"] % ndim + len(levels))
+    return wrap(core.apply_op(op, [expanded(t, levels) for t in inputs], new, out_dtype), levels)
+
+
+def _index_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    key = attrs["indices"]
+    key = key if type(key) is tuple else (key,)
+    if any(type(k) is LogicalArray or k is Ellipsis for k in key):
+        return NotImplemented
+    out_shape = np.asarray(x._data[key]).shape
+    phys = expanded(x, levels)
+    nb = len(levels)
+    new_key = (slice(None),) * nb + key
+    result = core.apply_op(op, (phys,), dict(attrs, indices=new_key, self_sym_sizes=tuple(phys.shape)))
+    if tuple(result.shape[nb:]) != out_shape:  # NumPy moved separated advanced indices to the front
+        return NotImplemented
+    return wrap(result, levels)
+
+
+def _gather_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    nb, ndim = len(levels), x.dim()
+    phys = expanded(x, levels)
+    index = attrs["index"]
+    index = np.broadcast_to(_aligned_array(index, levels, index.ndim),
+                            tuple(phys.shape[:nb]) + tuple(index.shape))
+    return wrap(core.apply_op(op, (phys,), dict(attrs, dim=attrs["dim"] % ndim + nb, index=index)), levels)
+
+
+def _matmul(a, b, levels):
+    """The batched product of ``a`` and ``b`` (each (..., n, k) / (..., k, m) per sample)."""
+    la, lb = levels_of(a), levels_of(b)
+    if la and not lb:
+        return wrap(linalg.matmul(aligned(a, levels), b), levels)  # one folded mm for 2-D b
+    if lb and not la and a.dim() >= 2 and b.dim() == 2:
+        # a @ B for every sample = (B^T @ a^T)^T: again one folded mm
+        bt = aligned(b, levels).transpose(-1, -2)
+        return wrap(linalg.matmul(bt, a.t()).transpose(-1, -2), levels)
+    a2 = aligned(a, levels) if la else a
+    b2 = aligned(b, levels) if lb else b
+    return wrap(linalg.matmul(a2, b2), levels)
+
+
+def _mm_rule(op, inputs, attrs, out_dtype, levels):
+    a, b = inputs
+    return _matmul(a, b, levels)
+
+
+def _mv_rule(op, inputs, attrs, out_dtype, levels):
+    a, v = inputs
+    if levels_of(v) and not levels_of(a):
+        return wrap(linalg.matmul(aligned(v, levels), a.t()), levels)  # rows of vectors times a^T
+    return _matmul(a, v.unsqueeze(-1), levels).squeeze(-1)
+
+
+def _dot_rule(op, inputs, attrs, out_dtype, levels):
+    a, b = inputs
+    if levels_of(a) and levels_of(b):
+        return (a * b).sum(-1)
+    batched, plain = (a, b) if levels_of(a) else (b, a)
+    return wrap(linalg.matmul(aligned(batched, levels), plain), levels)
+
+
+def _addmm_rule(op, inputs, attrs, out_dtype, levels):
+    bias, a, b = inputs
+    alpha, beta = attrs.get("alpha", 1), attrs.get("beta", 1)
+    out = _matmul(a, b, levels)
+    if alpha != 1:
+        out = out * alpha
+    if beta == 0:
+        return out
+    return (bias * beta if beta != 1 else bias) + out
+
+
+def _reduced(per_sample, reduction, levels, weights=None):
+    """A loss's "mean"/"sum" of its per-element values (reduction 1 / 2), per sample."""
+    if reduction == 0:
+        return per_sample
+    if reduction == 2 or weights is not None:
+        total = per_sample.sum() if per_sample.dim() else per_sample
+        if weights is None:
+            return total
+        return total / wrap(Tensor._make(weights), levels)
+    return per_sample.mean() if per_sample.dim() else per_sample
+
+
+def _pointwise_loss_rule(op, inputs, attrs, out_dtype, levels):
+    if attrs["reduction"] == 0:
+        return _elementwise(op, inputs, attrs, out_dtype, levels)
+    per = core.apply_op(op, inputs, dict(attrs, reduction=0), out_dtype)
+    return _reduced(per, attrs["reduction"], levels)
+
+
+def _nll_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    target, weight, ignore = attrs["target"], attrs["weight"], attrs["ignore_index"]
+    if type(weight) is LogicalArray:
+        return NotImplemented
+    sizes = level_sizes()
+    batch = tuple(sizes[lvl] for lvl in levels)
+    phys = expanded(x, levels)
+    c = x.shape[-1]
+    t = np.broadcast_to(_aligned_array(target, levels, target.ndim), batch + tuple(target.shape))
+    flat = np.ascontiguousarray(t).reshape(-1)
+    per = core.apply_op(op, (phys.reshape(-1, c),), {"target": flat, "weight": weight, "reduction": 0,
+                                                     "ignore_index": ignore})
+    per = wrap(per.reshape(batch + tuple(target.shape)), levels)
+    reduction = attrs["reduction"]
+    if reduction != 1:
+        return _reduced(per, reduction, levels)
+    valid = t != ignore
+    w = np.ones(c, dtype=phys._data.dtype) if weight is None else weight
+    totals = (w[np.where(valid, t, 0)] * valid).reshape(batch + (-1,)).sum(-1).astype(phys._data.dtype)
+    if weight is None and valid.all():
+        return per.mean() if per.dim() else per
+    return _reduced(per, 1, levels, weights=totals)
+
+
+def _embedding_rule(op, inputs, attrs, out_dtype, levels):
+    w = inputs[0]
+    if levels_of(w):
+        return NotImplemented
+    indices = attrs["indices"]
+    phys_indices = _aligned_array(indices, levels, indices.ndim)
+    phys_indices = np.broadcast_to(phys_indices, tuple(level_sizes()[lvl] for lvl in levels)
+                                   + tuple(indices.shape))
+    return wrap(core.apply_op(op, (w,), dict(attrs, indices=np.ascontiguousarray(phys_indices))), levels)
+
+
+def _conv_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    if any(levels_of(t) for t in inputs[1:]):
+        return NotImplemented
+    phys = expanded(x, levels)
+    nb = len(levels)
+    batch = tuple(phys.shape[:nb + 1])
+    out = core.apply_op(op, (phys.reshape((-1,) + tuple(phys.shape[nb + 1:])),) + tuple(inputs[1:]), attrs)
+    node = out.grad_fn
+    result = wrap(out.reshape(batch + tuple(out.shape[1:])), levels)
+    result.grad_fn = node  # convolution() gives the conv node its bias edge: this one
+    return result
+
+
+def _pool_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    phys = expanded(x, levels)
+    nb = len(levels)
+    batch = tuple(phys.shape[:nb + 1])
+    mine = []
+    out = core.apply_op(op, (phys.reshape((-1,) + tuple(phys.shape[nb + 1:])),), dict(attrs, indices_out=mine))
+    attrs["indices_out"].append(logical_array(mine[0].reshape(batch + mine[0].shape[1:]), levels))
+    return wrap(out.reshape(batch + tuple(out.shape[1:])), levels)
+
+
+shape_ops = shape
+
+# every op of pointwise.py is elementwise (the module marks them all scalar_operands)
+ELEMENTWISE = {op for op in vars(pointwise).values()
+               if isinstance(op, type) and issubclass(op, core.Op) and op.scalar_operands}
+ELEMENTWISE |= set(pointwise._CMP.values())  # eq, lt, logical_and, ...
+ELEMENTWISE |= {shape.Clone, shape.CopyBackwards, shape.ToCopy, shape.MaskedFill, shape.Alias,
+                nn_ops.LeakyRelu, nn_ops.LeakyReluBackward, nn_ops.Gelu, nn_ops.Erf, nn_ops.Silu,
+                nn_ops.Softplus, nn_ops.Elu, nn_ops.Hardtanh, nn_ops.LogSigmoid}
+
+RULES = {op: _elementwise for op in ELEMENTWISE}
+RULES.update({
+    reduction.SumAll: _full_reduction(reduction.SumDim, ("self_sym_sizes", "dtype")),
+    reduction.MeanAll: _full_reduction(reduction.MeanDim, ("self_sym_sizes", "self_sym_numel")),
+    reduction.MaxAll: _full_reduction(reduction.Amax, ()),
+    reduction.MinAll: _full_reduction(reduction.Amin, ()),
+    reduction.SumDim: _dims_rule("dim"),
+    reduction.MeanDim: _dims_rule("dim"),
+    reduction.Amax: _dims_rule("dim", all_when_none=("dim",)),
+    reduction.Amin: _dims_rule("dim", all_when_none=("dim",)),
+    reduction.MaxDim: _dims_rule("dim"),
+    reduction.MinDim: _dims_rule("dim"),
+    reduction.Var: _dims_rule("dim", all_when_none=("dim",)),
+    reduction.Std: _dims_rule("dim", all_when_none=("dim",)),
+    reduction.ProdDim: _dims_rule("dim"),
+    reduction.Logsumexp: _dims_rule("dim"),
+    reduction.LinalgVectorNorm: _dims_rule("dim", all_when_none=("dim",)),
+    activation.Softmax: _dims_rule("dim"),
+    activation.LogSoftmax: _dims_rule("dim"),
+    shape.Transpose: _dims_rule("dim0", "dim1"),
+    shape.Select: _dims_rule("dim"),
+    shape.Slice: _dims_rule("dim"),
+    shape.Flip: _dims_rule("dims"),
+    shape.Unbind: _dims_rule("dim"),
+    shape.Split: _dims_rule("dim"),
+    shape.SplitWithSizes: _dims_rule("dim"),
+    shape.View: _reshape_rule,
+    shape.UnsafeView: _reshape_rule,
+    shape.Squeeze: _reshape_rule,
+    shape.SqueezeDim: _reshape_rule,
+    shape.SqueezeMatmul: _reshape_rule,
+    shape.Unsqueeze: _reshape_rule,
+    shape.Expand: _expand_rule,
+    shape.T: _t_rule,
+    shape.Permute: _permute_rule,
+    shape.Cat: _cat_rule,
+    shape.Stack: _unsqueeze_like_rule("dim"),
+    shape.Index: _index_rule,
+    shape.Gather: _gather_rule,
+    linalg.Mm: _mm_rule,
+    linalg.Bmm: _mm_rule,
+    linalg.Mv: _mv_rule,
+    linalg.Dot: _dot_rule,
+    linalg.Addmm: _addmm_rule,
+    activation.MseLoss: _pointwise_loss_rule,
+    activation.BinaryCrossEntropy: _pointwise_loss_rule,
+    activation.BCEWithLogits: _pointwise_loss_rule,
+    activation.NllLoss: _nll_rule,
+    nn_ops.Embedding: _embedding_rule,
+    nn_ops.Convolution: _conv_rule,
+    nn_ops.MaxPool2DWithIndices: _pool_rule,
+})
