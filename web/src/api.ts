@@ -9,6 +9,24 @@ export class ApiFailure extends Error {
   }
 }
 
+/**
+ * `fetch`, retried while the lab is full: a 503 with `Retry-After` (docs/lab-api.md, "Under
+ * load") is asked again after that many seconds, plus up to half as much again at random so
+ * that a class does not come back all at once; at most `tries` times in all. Nothing is lost:
+ * a refused request did no work on the server.
+ */
+export async function fetchRetrying(input: RequestInfo | URL, init?: RequestInit, tries = 6): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await fetch(input, init);
+    const retryAfter = response.headers.get("Retry-After");
+    if (response.status !== 503 || retryAfter === null || attempt >= tries) return response;
+    const seconds = Number(retryAfter);
+    const wait = (Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 30) : 1) * 1000;
+    await new Promise((resolve) => setTimeout(resolve, wait * (1 + Math.random() / 2)));
+    if (init?.signal?.aborted) return response;
+  }
+}
+
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
   try {
@@ -56,7 +74,7 @@ export async function runSnippet(source: string, mode: Mode, sequenceStart = 0, 
   if (earlierPasses) request.earlier_passes = earlierPasses;
   let response: Response;
   try {
-    response = await fetch("/api/run", {
+    response = await fetchRetrying("/api/run", {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
       body: JSON.stringify(request),

@@ -3,6 +3,7 @@
 
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { fetchRetrying } from "../api";
 import { h } from "../dom";
 import { DIGITS, formatNumber } from "../tensor";
 import { teachingBox } from "./lessons";
@@ -36,7 +37,7 @@ export class FigureFailure extends Error {}
 
 export async function getFigure<T>(name: string, params: Record<string, string | number | boolean>): Promise<T> {
   const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
-  const response = await fetch(`/api/figures/${name}?${query}`, { headers: { Accept: "application/json" } });
+  const response = await fetchRetrying(`/api/figures/${name}?${query}`, { headers: { Accept: "application/json" } });
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new FigureFailure(body?.detail ?? `HTTP ${response.status}`);
   return body as T;
