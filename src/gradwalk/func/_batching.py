@@ -554,9 +554,17 @@ def _nll_rule(op, inputs, attrs, out_dtype, levels):
 
 def _embedding_rule(op, inputs, attrs, out_dtype, levels):
     w = inputs[0]
-    if levels_of(w):
-        return NotImplemented
     indices = attrs["indices"]
+    if levels_of(w):  # a table per sample (per-sample gradients): pick row index[i] of table i
+        batch = tuple(level_sizes()[lvl] for lvl in levels)
+        count = int(np.prod(batch))
+        tables = expanded(w, levels).reshape((count,) + tuple(w.shape))
+        rows = np.broadcast_to(_aligned_array(indices, levels, indices.ndim), batch + tuple(indices.shape))
+        rows = rows.reshape((count,) + tuple(indices.shape))
+        which = np.arange(count).reshape((count,) + (1,) * indices.ndim)
+        picked = core.apply_op(shape.Index, (tables,), {"indices": (which, rows),
+                                                        "self_sym_sizes": tuple(tables.shape)})
+        return wrap(picked.reshape(batch + tuple(picked.shape[1:])), levels)
     phys_indices = _aligned_array(indices, levels, indices.ndim)
     phys_indices = np.broadcast_to(phys_indices, tuple(level_sizes()[lvl] for lvl in levels)
                                    + tuple(indices.shape))

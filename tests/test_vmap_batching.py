@@ -1,0 +1,197 @@
+"""vmap with batching rules, and the transforms built on it, beside torch.func.
+
+Each op inside vmap runs once on the whole batch (``gradwalk/func/_batching.py``); these tests
+check that the values are torch.func's, that elementwise functions give the same bits as the
+unbatched call, and that an op without a rule still works, with PyTorch's warning.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import gradwalk as gw
+from gradwalk.func import _batching
+
+
+def both(array, dtype=np.float64):
+    array = np.asarray(array, dtype=dtype)
+    return gw.tensor(array), torch.tensor(array)
+
+
+def close(ours, theirs, rtol=1e-6, atol=1e-8):
+    np.testing.assert_allclose(np.asarray(ours.detach().numpy()), theirs.detach().numpy(), rtol=rtol, atol=atol)
+
+
+rng = np.random.default_rng(0)
+
+
+def test_elementwise_function_is_bit_equal_to_the_unbatched_call():
+    x = gw.tensor(rng.standard_normal((7, 5)).astype(np.float32))
+
+    def f(x):
+        return gw.tanh(x) * gw.sigmoid(x + 0.5) - x.exp() / 3 + gw.relu(x) ** 2
+
+    assert np.array_equal(gw.func.vmap(f)(x).numpy(), f(x).numpy())
+
+
+def test_vmap_values_match_torch_func_on_reductions_views_and_matmul():
+    xs, xt = both(rng.standard_normal((4, 3, 5)))
+    ws, wt = both(rng.standard_normal((5, 2)))
+
+    def make(lib):
+        def f(x, w):
+            y = (x @ w).softmax(-1) + x.sum(1).unsqueeze(-1)[:, :1]
+            z = y.t().reshape(-1).view(2, 3).transpose(0, 1).expand(2, 3, 2)
+            return z.mean(dim=(0, 2)) + x.amax() + x[1:, ::2].std() + lib.nn.functional.log_softmax(x, 1)[0, :3]
+        return f
+
+    close(gw.func.vmap(make(gw), in_dims=(0, None))(xs, ws), torch.func.vmap(make(torch), in_dims=(0, None))(xt, wt))
+
+
+def test_in_dims_and_out_dims_as_pytorch():
+    xs, xt = both(rng.standard_normal((3, 4)))
+    ys, yt = both(rng.standard_normal((4,)))
+
+    def f(x, y):
+        return x * y, x.sum()
+
+    ours = gw.func.vmap(f, in_dims=(1, 0), out_dims=(1, 0))(xs, ys)
+    theirs = torch.func.vmap(f, in_dims=(1, 0), out_dims=(1, 0))(xt, yt)
+    for a, b in zip(ours, theirs):
+        assert tuple(a.shape) == tuple(b.shape)
+        close(a, b)
+    # an output that does not depend on the batch is expanded, as in PyTorch
+    out = gw.func.vmap(lambda x: ys, in_dims=1)(xs)
+    assert tuple(out.shape) == tuple(torch.func.vmap(lambda x: yt, in_dims=1)(xt).shape)
+
+
+def test_nested_vmap_matches_torch():
+    xs, xt = both(rng.standard_normal((2, 3, 4)))
+    ws, wt = both(rng.standard_normal((4, 4)))
+
+    def f(row, w):
+        return (w @ row).tanh().sum()
+
+    ours = gw.func.vmap(gw.func.vmap(f, in_dims=(0, None)), in_dims=(0, None))(xs, ws)
+    theirs = torch.func.vmap(torch.func.vmap(f, in_dims=(0, None)), in_dims=(0, None))(xt, wt)
+    close(ours, theirs)
+    # the inner vmap over a different dim of the same input
+    ours = gw.func.vmap(gw.func.vmap(lambda v: v * v.sum(), in_dims=1), in_dims=2)(xs)
+    theirs = torch.func.vmap(torch.func.vmap(lambda v: v * v.sum(), in_dims=1), in_dims=2)(xt)
+    close(ours, theirs)
+
+
+def test_errors_as_pytorch():
+    xs = gw.randn(3, 2)
+    with pytest.raises(ValueError, match="at least one input must be mapped over"):
+        gw.func.vmap(lambda x: x, in_dims=None)(xs)
+    with pytest.raises(ValueError, match="Expected all tensors to have the same size in the mapped dimension"):
+        gw.func.vmap(lambda x, y: x + y)(xs, gw.randn(4, 2))
+    with pytest.raises(RuntimeError, match="calling .item"):
+        gw.func.vmap(lambda x: x.sum().item())(xs)
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        gw.func.vmap(lambda x: x if x.sum() > 0 else -x)(xs)
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        gw.func.vmap(lambda x: x, randomness="sometimes")
+    with pytest.raises(RuntimeError):  # torch raises the same: a batched tensor written into an unbatched one
+        gw.func.vmap(lambda x: gw.zeros(2).add_(x))(xs)
+
+
+def test_an_op_without_a_rule_loops_and_warns_once_naming_it():
+    xs, xt = both(rng.standard_normal((3, 4)))
+    _batching._warned.discard("CumsumBackward0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = gw.func.vmap(lambda x: x.cumsum(0) * 2)(xs)
+        gw.func.vmap(lambda x: x.cumsum(0))(xs)
+    messages = [str(w.message) for w in caught if "performance drop" in str(w.message)]
+    assert len(messages) == 1 and "CumsumBackward0" in messages[0]
+    close(ours, torch.func.vmap(lambda x: x.cumsum(0) * 2)(xt))
+
+
+# ---------------------------------------------------------------- the jacobians/hessians tutorial
+
+def predict(lib):
+    def f(weight, bias, x):
+        return lib.nn.functional.linear(x, weight, bias).tanh()
+    return f
+
+
+@pytest.mark.parametrize("d_in,d_out", [(16, 16), (5, 9), (9, 5)])
+def test_jacrev_jacfwd_hessian_as_torch_func(d_in, d_out):
+    (ws, wt), (bs, bt), (xs, xt) = (both(rng.standard_normal(s)) for s in ((d_out, d_in), (d_out,), (d_in,)))
+    for transform in ("jacrev", "jacfwd"):
+        ours = getattr(gw.func, transform)(predict(gw), argnums=2)(ws, bs, xs)
+        theirs = getattr(torch.func, transform)(predict(torch), argnums=2)(wt, bt, xt)
+        close(ours, theirs)
+    close(gw.func.hessian(predict(gw), argnums=2)(ws, bs, xs),
+          torch.func.hessian(predict(torch), argnums=2)(wt, bt, xt))
+    # the Jacobian with respect to two arguments at once, and the batch Jacobian
+    ours = gw.func.jacrev(predict(gw), argnums=(0, 1))(ws, bs, xs)
+    theirs = torch.func.jacrev(predict(torch), argnums=(0, 1))(wt, bt, xt)
+    for a, b in zip(ours, theirs):
+        close(a, b)
+    batch_s, batch_t = both(rng.standard_normal((4, d_in)))
+    ours = gw.func.vmap(gw.func.jacrev(predict(gw), argnums=2), in_dims=(None, None, 0))(ws, bs, batch_s)
+    theirs = torch.func.vmap(torch.func.jacrev(predict(torch), argnums=2), in_dims=(None, None, 0))(wt, bt, batch_t)
+    close(ours, theirs)
+
+
+def test_vmap_of_a_vjp_function_over_unit_vectors():
+    (ws, wt), (bs, bt), (xs, xt) = (both(rng.standard_normal(s)) for s in ((6, 4), (6,), (4,)))
+    _, vjp_ours = gw.func.vjp(lambda x: predict(gw)(ws, bs, x), xs)
+    _, vjp_theirs = torch.func.vjp(lambda x: predict(torch)(wt, bt, x), xt)
+    close(gw.func.vmap(vjp_ours)(gw.eye(6, dtype=gw.float64))[0],
+          torch.func.vmap(vjp_theirs)(torch.eye(6, dtype=torch.float64))[0])
+
+
+def test_hessian_of_a_scalar_function_and_jacfwd_of_jacrev():
+    xs, xt = both(rng.standard_normal(7))
+
+    def f(x):
+        return (x.sin() * x.exp()).sum() + (x @ x) ** 2
+
+    close(gw.func.hessian(f)(xs), torch.func.hessian(f)(xt))
+    close(gw.func.jacrev(gw.func.jacrev(f))(xs), torch.func.jacrev(torch.func.jacrev(f))(xt))
+
+
+# ---------------------------------------------------------------- per-sample gradients
+
+def test_per_sample_gradients_of_an_mlp_as_torch_func():
+    gw.manual_seed(0)
+    torch.manual_seed(0)
+    models = [lib.nn.Sequential(lib.nn.Linear(10, 16), lib.nn.ReLU(), lib.nn.Linear(16, 16), lib.nn.Tanh(),
+                                lib.nn.Linear(16, 3)) for lib in (gw, torch)]
+    for p_ours, p_theirs in zip(models[0].parameters(), models[1].parameters()):
+        p_ours.data = gw.tensor(p_theirs.detach().numpy())
+    data = rng.standard_normal((8, 10)).astype(np.float32)
+    targets = rng.integers(0, 3, 8)
+
+    def per_sample(lib, model):
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(params, sample, target):
+            out = lib.func.functional_call(model, params, (sample.unsqueeze(0),))
+            return lib.nn.functional.cross_entropy(out, target.unsqueeze(0))
+
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(params, lib.tensor(data), lib.tensor(targets))
+
+    ours, theirs = per_sample(gw, models[0]), per_sample(torch, models[1])
+    assert ours.keys() == theirs.keys()
+    for name in ours:
+        assert tuple(ours[name].shape) == tuple(theirs[name].shape)
+        close(ours[name], theirs[name], rtol=1e-4, atol=1e-6)
+
+
+def test_per_sample_gradients_of_mse_and_a_batched_embedding_lookup():
+    table_s, table_t = both(rng.standard_normal((27, 4)))
+    idx = rng.integers(0, 27, (5, 3))
+    ys, yt = both(rng.standard_normal((5, 12)))
+
+    def make(lib, table):
+        def loss(table, index, y):
+            return lib.nn.functional.mse_loss(lib.nn.functional.embedding(index, table).reshape(-1), y)
+        return lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
+
+    close(make(gw, table_s)(table_s, gw.tensor(idx), ys), make(torch, table_t)(table_t, torch.tensor(idx), yt))
