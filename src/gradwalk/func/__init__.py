@@ -162,7 +162,8 @@ def _batch_at_running(t):
     have = _batching.levels_of(t)
     for level, size, _ in _batching.running.stack:
         if level not in have:
-            t = _batching.add_level(t.unsqueeze(0).expand(size, *t.shape), 0, level)
+            # a real copy, not a stride-0 view: NumPy's matmul leaves BLAS on zero strides
+            t = _batching.add_level(t.unsqueeze(0).expand(size, *t.shape).contiguous(), 0, level)
     return t
 
 
@@ -390,7 +391,7 @@ def _jvp(func, primals, tangents, has_aux):
             flat_tangents, _ = _flatten(tangents)
             batch = _levels(list(flat_primals) + list(flat_tangents))
             if batch:  # tangents (or primals) batched: duals of the physical tensors, all batched
-                duals = [_batching.wrap(forward_ad.make_dual(_batching.expanded(p, batch),
+                duals = [_batching.wrap(forward_ad.make_dual(_batching.expanded(p, batch).contiguous(),
                                                              _batching.expanded(tg, batch), level=level), batch)
                          for p, tg in zip(flat_primals, flat_tangents)]
             else:

@@ -463,8 +463,22 @@ def _gather_rule(op, inputs, attrs, out_dtype, levels):
     return wrap(core.apply_op(op, (phys,), dict(attrs, dim=attrs["dim"] % ndim + nb, index=index)), levels)
 
 
+def _blas_ready(phys):
+    """An expanded (stride-0) batch as a real array: NumPy's matmul takes its slow loop, not
+    BLAS, on zero strides (an input copied per sample by jacrev/jacfwd is such a view)."""
+    data = phys._data
+    if isinstance(data, np.ndarray) and 0 in data.strides and data.size > 1:
+        return phys.contiguous()
+    return phys
+
+
+def aligned_for_matmul(t, levels):
+    return _blas_ready(aligned(t, levels))
+
+
 def _matmul(a, b, levels):
     """The batched product of ``a`` and ``b`` (each (..., n, k) / (..., k, m) per sample)."""
+    aligned = aligned_for_matmul
     la, lb = levels_of(a), levels_of(b)
     if la and not lb:
         return wrap(linalg.matmul(aligned(a, levels), b), levels)  # one folded mm for 2-D b
@@ -485,7 +499,7 @@ def _mm_rule(op, inputs, attrs, out_dtype, levels):
 def _mv_rule(op, inputs, attrs, out_dtype, levels):
     a, v = inputs
     if levels_of(v) and not levels_of(a):
-        return wrap(linalg.matmul(aligned(v, levels), a.t()), levels)  # rows of vectors times a^T
+        return wrap(linalg.matmul(aligned_for_matmul(v, levels), a.t()), levels)  # rows of vectors times a^T
     return _matmul(a, v.unsqueeze(-1), levels).squeeze(-1)
 
 
@@ -494,7 +508,7 @@ def _dot_rule(op, inputs, attrs, out_dtype, levels):
     if levels_of(a) and levels_of(b):
         return (a * b).sum(-1)
     batched, plain = (a, b) if levels_of(a) else (b, a)
-    return wrap(linalg.matmul(aligned(batched, levels), plain), levels)
+    return wrap(linalg.matmul(aligned_for_matmul(batched, levels), plain), levels)
 
 
 def _addmm_rule(op, inputs, attrs, out_dtype, levels):
