@@ -75,3 +75,13 @@ print([str(v) for v in y.tolist()], [str(v) for v in x.grad.tolist()])
                                 "import gradwalk, numpy as np; np.array([np.inf]) - np.inf"],
                                capture_output=True, text=True, check=True)
     assert "RuntimeWarning: invalid value encountered in subtract" in numpy_own.stderr
+
+
+def test_calling_a_node_returns_a_tensor_for_one_input_and_a_tuple_for_more_as_torch():
+    results = {}
+    for lib in (gradwalk, torch):
+        x = lib.tensor(0.5, requires_grad=True)
+        one = lib.tanh(x).grad_fn(lib.tensor(1.0))
+        two = (x * x).grad_fn(lib.tensor(1.0))
+        results[lib.__name__] = (type(one).__name__, type(two).__name__, len(two), float(one), float(two[0]))
+    assert results["gradwalk"] == results["torch"]

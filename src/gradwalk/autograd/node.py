@@ -360,8 +360,10 @@ class Node:
         pass
 
     def __call__(self, *grads):
-        """Run the backward formula alone, without the engine's reduction (as PyTorch does)."""
-        return tuple(self.apply(list(grads)))
+        """Run the backward formula alone, without the engine's reduction (as PyTorch does).
+        Like PyTorch's binding: one gradient comes back as a tensor, several as a tuple."""
+        out = tuple(self.apply(list(grads)))
+        return out[0] if len(out) == 1 else out
 
     def apply(self, grads):
         raise NotImplementedError
