@@ -238,7 +238,9 @@ def test_self_checks_and_progress(site, live_server, lesson_id, screenshots):
             # a second click on another choice changes nothing: the first answer stands
             other = next(c for c in q["choices"] if c["id"] != choice["id"]) if len(q["choices"]) > 1 else None
             if other:
-                item.locator(f'button.choice[data-choice="{other["id"]}"]').click()
+                locked = item.locator(f'button.choice[data-choice="{other["id"]}"]')
+                expect(locked).to_have_attribute("aria-disabled", "true")
+                locked.dispatch_event("click")
                 expect(item.locator(f'.choice-feedback[data-choice="{other["id"]}"]')).to_be_hidden()
         el.locator("button.quiz-retry").click()
         expect(el.locator(".quiz-score")).to_have_text(score(0, n, 0))
@@ -295,7 +297,7 @@ def test_self_checks_and_progress(site, live_server, lesson_id, screenshots):
         expect(el.locator(".worked-answer")).to_be_visible()
         expect(el.locator("button.show-answer")).to_have_attribute("aria-expanded", "true")
 
-    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-answered.png"), full_page=True)
+    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-answered.png"))
 
     # progress survives a reload
     page.reload()
@@ -360,7 +362,9 @@ def expected_error(live_server, code):
 
 
 def readouts(figure):
-    return figure.locator("[data-value]").evaluate_all("els => els.map(e => e.dataset.raw ?? e.textContent)")
+    """What a figure shows: its readouts and the text of its drawing (a diagram's values)."""
+    values = figure.locator("[data-value]").evaluate_all("els => els.map(e => e.dataset.raw ?? e.textContent)")
+    return values + [figure.locator(".figure-main").inner_text()]
 
 
 @pytest.mark.parametrize("lesson_id", LESSON_IDS)
@@ -424,7 +428,7 @@ def test_figures_snippets_and_terms(site, live_server, lesson_id):
             expect(el).to_have_attribute("data-frame", "0")
 
     # glossary terms: meaning on keyboard focus (and Escape closes it), and the list at the end
-    terms = page.locator("span.term:not(.plain)")
+    terms = page.locator("span.term:not(.plain):visible")
     if terms.count():
         term = terms.first
         term.scroll_into_view_if_needed()
@@ -434,8 +438,11 @@ def test_figures_snippets_and_terms(site, live_server, lesson_id):
         page.keyboard.press("Escape")
         expect(tip).to_be_hidden()
         term.blur()
+        page.mouse.move(0, 0)
         term.hover()
         expect(tip).to_be_visible()
+        page.mouse.move(0, 0)
+        expect(tip).to_be_hidden()
     glossary = page.locator("#glossary dl.glossary-list dt")
     expect(glossary).to_have_count(len(lesson["glossary"]))
 
@@ -450,7 +457,7 @@ def test_accessible_narrow_and_printable(site, live_server, lesson_id, screensho
     for fig in blocks(lesson, "figure"):
         expect(block(page, fig["id"]).locator(".figure.embedded")).to_have_attribute(
             "data-renders", re.compile(r"[1-9]"), timeout=60_000)
-    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}.png"), full_page=True)
+    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}.png"))
     assert serious_violations(page) == []
     # KaTeX typeset every formula
     assert page.locator(".math:not([data-typeset])").count() == 0
@@ -458,7 +465,7 @@ def test_accessible_narrow_and_printable(site, live_server, lesson_id, screensho
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)  # charts follow their box's width
     no_sideways_scroll(page)
-    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-390.png"), full_page=True)
+    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-390.png"))
 
     page.set_viewport_size(WIDE)
     page.emulate_media(media="print")
@@ -476,5 +483,5 @@ def test_accessible_narrow_and_printable(site, live_server, lesson_id, screensho
             expect(item.locator(f'.choice-feedback[data-choice="{right["id"]}"]')).to_be_visible()
     expect(page.locator("#menu")).to_be_hidden()
     expect(page.locator("button.reset-progress")).to_be_hidden()
-    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-print.png"), full_page=True)
+    page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-print.png"))
     page.emulate_media(media="screen")

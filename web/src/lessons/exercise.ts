@@ -23,7 +23,7 @@ export function renderExercise(block: ExerciseBlock, ctx: BlockContext): Rendere
     answer,
   );
   if (block.snippet) {
-    const snippet = embedSnippet({ id: `${block.id}-snippet`, code: block.snippet, title: "Check it on the engine", step: false });
+    const snippet = embedSnippet({ id: `${block.id}-snippet`, code: block.snippet, title: "Check it on the engine", step: false, label: `Check it on the engine: ${block.title}` });
     snippet.el.classList.add("exercise-snippet");
     el.append(snippet.el);
     ctx.onTeardown(() => snippet.destroy());

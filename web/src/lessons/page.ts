@@ -8,7 +8,7 @@ import { renderBlock } from "./blocks";
 import type { BlockContext, RenderedBlock } from "./context";
 import { browserStore, Progress, saveSummary, summaryLine } from "./progress";
 import { plainRich, rich } from "./prose";
-import { closeTips, glossaryMap } from "./terms";
+import { followTips, glossaryMap } from "./terms";
 import type { Lesson } from "./types";
 import "./lessons.css";
 
@@ -38,7 +38,7 @@ export function mountLesson(container: HTMLElement, id: string, section: string 
   let wanted = section;
   const teardowns: (() => void)[] = [];
   container.replaceChildren(h("p", { class: "lesson-loading", role: "status" }, "Loading the lesson…"));
-  const onScroll = () => closeTips(container);
+  const onScroll = () => followTips(container);
   window.addEventListener("scroll", onScroll, { passive: true });
 
   const goTo = (target: string | null) => {

@@ -20,6 +20,8 @@ export interface SnippetOptions {
   title: string | null;
   /** open the stepper after Run */
   step: boolean;
+  /** the region's name, when the title alone is not unique (an exercise's snippet) */
+  label?: string;
 }
 
 export interface EmbeddedSnippet {
@@ -67,7 +69,7 @@ export function embedSnippet(o: SnippetOptions): EmbeddedSnippet {
 
   const el = h(
     "section",
-    { class: "lesson-snippet card", "data-block": o.id, "data-runs": "0", "aria-label": o.title ? `Snippet: ${o.title}` : "Snippet" },
+    { class: "lesson-snippet card", "data-block": o.id, "data-runs": "0", "aria-label": o.label ?? (o.title ? `Snippet: ${o.title}` : "Snippet") },
     o.title ? h("h3", { class: "block-title" }, o.title) : null,
     editorBox,
     h("div", { class: "snippet-actions" }, runButton, stepsButton, openLab, h("span", { class: "hint" }, h("kbd", {}, "Ctrl"), "+", h("kbd", {}, "Enter"), " runs")),

@@ -70,10 +70,10 @@ export function wireTerms(root: ParentNode, glossary: Glossary): void {
   }
 }
 
-/** Close every open tooltip (on scroll: a fixed tooltip would drift from its term). */
-export function closeTips(root: ParentNode): void {
+/** Keep open tooltips beside their terms while the page scrolls (they are position: fixed). */
+export function followTips(root: ParentNode): void {
   for (const tip of root.querySelectorAll<HTMLElement>(".term-tip:not([hidden])")) {
-    tip.hidden = true;
-    tip.previousElementSibling?.classList.remove("open");
+    const term = tip.previousElementSibling;
+    if (term instanceof HTMLElement) place(term, tip);
   }
 }
