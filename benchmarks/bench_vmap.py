@@ -8,17 +8,20 @@ per-sample gradients of a small MLP.
     function (``predict(...).sum()`` with D=512); (c) per-sample gradients of a 64-128-128-10
     MLP over a batch of 64 (``vmap(grad(loss), in_dims=(None, 0, 0))``); (d) ``vmap(f)(x)`` of an
     elementwise ``f`` on 10^6 elements, and whether it gives the same bits as ``f(x)``.
-Prints best-of-``repeat`` seconds and gradwalk / PyTorch ratios. float32, as the tutorial.
+Prints best-of-``repeat`` seconds and gradwalk / PyTorch ratios. float32, as the tutorial. PyTorch
+and NumPy's BLAS each on one thread.
 """
 import argparse
 import time
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
 
 torch.set_num_threads(1)
+threadpool_limits(1, "blas")  # NumPy's BLAS on one thread too, as PyTorch
 
 
 def best(fn, repeat):
