@@ -49,17 +49,20 @@ def _unit_half(words):
     return ((words & np.uint32(0x7FF)).astype(F32) * F32(2.0 ** -11))
 
 
-def uniform(gen, n, np_dtype, low=0.0, high=1.0):
+def uniform(gen, n, np_dtype, low=0.0, high=1.0, out=None):
     """``uniform_(low, high)``: ``x * (to - from) + from`` in the dtype's accumulate type (float32
     for float32 and half, float64 for float64), ``from`` and ``to`` first cast to the dtype. GCC
-    fuses the multiply-add (the kernel is built with FMA)."""
+    fuses the multiply-add (the kernel is built with FMA). ``rand`` (0 and 1) writes float32
+    straight into ``out``."""
     if np_dtype == F64:
         x = _unit_double(gen._random64(n))
         a, b = F64(low), F64(high)
     else:
-        x = _unit_half(gen._random(n)) if np_dtype == np.float16 else _unit_float(gen._random(n))
         cast = np.dtype(np_dtype).type
         a, b = F32(cast(low)), F32(cast(high))
+        if np_dtype == F32 and out is not None and a == 0 and b == 1:
+            return _unit_float_into(gen._random(n), out)
+        x = _unit_half(gen._random(n)) if np_dtype == np.float16 else _unit_float(gen._random(n))
     if a == 0 and b == 1:
         return x.astype(np_dtype, copy=False)
     return fma(x, b - a, a).astype(np_dtype, copy=False)
@@ -297,21 +300,55 @@ def normal_fill_double(gen, n, mean, std):
     return out
 
 
-def normal_fill_float(gen, n, mean, std):
+def normal_fill_float(gen, n, mean, std, out=None):
     """``normal_fill_AVX2``: float32 uniforms, then ``avx_mathfun``'s ``log256_ps`` and
-    ``sincos256_ps`` on eight lanes at a time, ``fmadd(n, std, mean)`` at the end."""
-    u, tail = _normal_fill_uniforms(gen, n, _unit_float, gen._random)
-    m = n // 16 * 16
-    out = u
-    for lo in range(0, m, _CHUNK):
-        hi = min(m, lo + _CHUNK)
-        out[lo:hi] = _normal_16_avx2(u[lo:hi], mean, std)
+    ``sincos256_ps`` on eight lanes at a time, ``fmadd(n, std, mean)`` at the end.
+
+    Computed by ``_log256_fast`` and ``_sincos256_fast`` on whole chunks of lanes, written into
+    ``out`` (float32, ``n`` values) in place."""
+    out = np.empty(n, dtype=F32) if out is None else out
+    _unit_float_into(gen._random(n), out)
+    tail = _unit_float(gen._random(16)) if n % 16 else None
+    mean, std = F32(mean), F32(std)
+    rows = n // 16
+    lanes = _Lanes(min(rows * 8, _FAST_LANES) if rows else 8)
+    step = _FAST_LANES // 8
+    for lo in range(0, rows, step):
+        hi = min(rows, lo + step)
+        _normal_rows_fast(out[lo * 16:hi * 16].reshape(-1, 2, 8), lanes, mean, std)
     if tail is not None:
-        out[n - 16:] = _normal_16_avx2(tail, mean, std)
+        _normal_rows_fast(tail.reshape(1, 2, 8), lanes, mean, std)
+        out[n - 16:] = tail
     return out
 
 
-_CHUNK = 1 << 15  # values per pass: the temporaries stay in cache
+def _normal_rows_fast(rows, lanes, mean, std):
+    """Rows of 16 uniforms (``rows[:, 0]`` the radii's, ``rows[:, 1]`` the angles') replaced by
+    their 16 normals, in place."""
+    n = rows.shape[0] * 8
+    u1, u2, radius, sin, cos = (a[:n] for a in lanes.g)
+    np.subtract(F32(1), rows[:, 0, :], out=u1.reshape(-1, 8))
+    np.multiply(rows[:, 1, :], _TWO_PI_F, out=u2.reshape(-1, 8))
+    _log256_fast(u1, lanes, radius)
+    np.multiply(radius, F32(-2), out=radius)
+    np.sqrt(radius, out=radius)
+    _sincos256_fast(u2, lanes, sin, cos)
+    for half, trig in ((0, cos), (1, sin)):
+        target = rows[:, half, :]
+        if mean == 0 and std == 1:
+            np.multiply(radius.reshape(-1, 8), trig.reshape(-1, 8), out=target)
+        else:
+            np.multiply(radius, trig, out=u1)
+            target[...] = _fma32(u1, std, mean).reshape(-1, 8)
+
+
+def _unit_float_into(words, out):
+    """``_unit_float(words)`` written into ``out`` (float32); overwrites ``words``."""
+    np.bitwise_and(words, np.uint32(0xFFFFFF), out=words)
+    np.copyto(out, words, casting="unsafe")  # exact: below 2**24
+    np.multiply(out, F32(2.0 ** -24), out=out)
+    return out
+
 
 # avx_mathfun.h's constants, as float32
 _SQRTHF = F32(0.707106781186547524)
@@ -393,11 +430,132 @@ def _normal_16_avx2(block, mean, std):
     return out.reshape(-1)
 
 
-def normal(gen, n, np_dtype, mean=0.0, std=1.0, contiguous=True):
-    """``normal_(mean, std)`` on ``n`` values of a tensor of ``np_dtype`` (normal_kernel)."""
+# ------------------------------------------------------------------------------------------------
+# the same normal_fill_AVX2, fast: whole chunks of lanes at a time, no temporaries, and no
+# double-rounding checks. A float32 fma(a, b, c) is float64(a) * float64(b) + c (the product is
+# exact in float64) rounded to float32; the sum rounded to float64 first can differ from one
+# rounding only when it lands exactly halfway between two float32s and was not exact. On the
+# 2**24 possible inputs of each function that never happens: tests compare these with the
+# operation-by-operation versions above (on every input when GRADWALK_EXHAUSTIVE=1).
+
+_FAST_LANES = 1 << 15  # lanes (values of u1 and of u2) per chunk: the buffers stay in cache
+_LOG_P64 = [F64(p) for p in _LOG_P]
+_SINCOF64 = [F64(p) for p in _SINCOF]
+_COSCOF64 = [F64(p) for p in _COSCOF]
+_SQRTHF_BITS = int(_SQRTHF.view(np.int32))
+
+
+class _Lanes:
+    """Scratch arrays for one chunk of lanes."""
+
+    def __init__(self, n):
+        self.i = [np.empty(n, np.int32) for _ in range(3)]
+        self.f = [np.empty(n, F32) for _ in range(4)]
+        self.d = [np.empty(n, F64) for _ in range(2)]
+        self.g = [np.empty(n, F32) for _ in range(5)]  # for _normal_rows_fast
+
+
+def _log256_fast(u, lanes, out):
+    """``_log256(u)`` into ``out`` (float32, u in (0, 1]); overwrites ``u``."""
+    n = u.size
+    e, mant, small = (a[:n] for a in lanes.i)
+    x_wide, t = (a[:n] for a in lanes.d)
+    z, y, ef = (a[:n] for a in lanes.f[:3])
+    bits = u.view(np.int32)
+    np.right_shift(bits, 23, out=e)  # the biased exponent
+    np.bitwise_and(bits, 0x007FFFFF, out=mant)
+    np.bitwise_or(mant, 0x3F000000, out=mant)  # the mantissa in [0.5, 1)
+    np.subtract(mant, _SQRTHF_BITS, out=small)  # positive floats compare as their bits
+    np.right_shift(small, 31, out=small)  # -1 where mant < sqrt(1/2), else 0
+    np.add(e, small, out=e)
+    np.subtract(e, 126, out=e)
+    np.left_shift(small, 23, out=small)
+    np.subtract(mant, small, out=mant)  # the mantissa doubled where it was small
+    x = mant.view(F32)
+    np.subtract(x, F32(1), out=x)
+    np.copyto(x_wide, x)
+    np.multiply(x, x, out=z)
+    np.multiply(x_wide, _LOG_P64[0], out=t)
+    np.add(t, _LOG_P64[1], out=y, casting="same_kind")
+    for p in _LOG_P64[2:]:
+        np.multiply(y, x_wide, out=t)
+        np.add(t, p, out=y, casting="same_kind")
+    np.multiply(y, x, out=y)
+    np.copyto(ef, e, casting="unsafe")
+    np.multiply(ef, _LOG_Q1, out=out)
+    np.multiply(y, z, out=t, dtype=F64)
+    np.add(t, out, out=y, casting="same_kind")  # fma(y, z, e * q1)
+    np.multiply(z, F32(0.5), out=z)
+    np.subtract(y, z, out=y)
+    np.add(x, y, out=x)
+    np.multiply(ef, _LOG_Q2, out=out)
+    np.add(x, out, out=out)
+    return out
+
+
+def _sincos256_fast(x, lanes, sin, cos):
+    """``_sincos256(x)`` into ``sin`` and ``cos`` (float32, x >= 0); overwrites ``x``."""
+    n = x.size
+    j, sel, flip = (a[:n] for a in lanes.i)
+    x_wide, t = (a[:n] for a in lanes.d)
+    y, z = (a[:n] for a in lanes.f[:2])
+    np.multiply(x, _FOPI, out=y)
+    np.copyto(j, y, casting="unsafe")  # truncation, as cvttps2dq
+    np.add(j, 1, out=j)
+    np.bitwise_and(j, ~1, out=j)
+    np.copyto(y, j, casting="unsafe")
+    np.multiply(y, _DP1, out=z)
+    np.add(x, z, out=x)
+    np.multiply(y, _DP2, out=z)
+    np.add(x, z, out=x)
+    np.multiply(y, F64(_DP3), out=t)
+    np.add(t, x, out=x, casting="same_kind")  # fma(y, DP3, x)
+    np.multiply(x, x, out=z)
+    np.copyto(x_wide, z)  # z, wide
+    c, s = cos, sin
+    np.multiply(x_wide, _COSCOF64[0], out=t)
+    np.add(t, _COSCOF64[1], out=c, casting="same_kind")
+    np.multiply(c, x_wide, out=t)
+    np.add(t, _COSCOF64[2], out=c, casting="same_kind")
+    np.multiply(c, z, out=c)
+    np.multiply(c, x_wide, out=t)
+    np.multiply(z, F32(0.5), out=y)
+    np.subtract(t, y, out=c, casting="same_kind")  # fma(c, z, -(z * 0.5))
+    np.add(c, F32(1), out=c)
+    np.multiply(x_wide, _SINCOF64[0], out=t)
+    np.add(t, _SINCOF64[1], out=s, casting="same_kind")
+    np.multiply(s, x_wide, out=t)
+    np.add(t, _SINCOF64[2], out=s, casting="same_kind")
+    np.multiply(s, z, out=s)
+    np.copyto(x_wide, x)
+    np.multiply(s, x_wide, out=t)
+    np.add(t, x, out=s, casting="same_kind")  # fma(s, x, x)
+    # swap the two where the octant's sine is the cosine polynomial ((j & 2) != 0), then the
+    # signs: bit 31 flipped by (j & 4) for sin and by (~(j - 2) & 4) for cos
+    sb, cb = s.view(np.int32), c.view(np.int32)
+    np.left_shift(j, 30, out=sel)
+    np.right_shift(sel, 31, out=sel)  # all ones where (j & 2)
+    np.bitwise_xor(sb, cb, out=flip)
+    np.bitwise_and(flip, sel, out=flip)
+    np.bitwise_xor(sb, flip, out=sb)
+    np.bitwise_xor(cb, flip, out=cb)
+    np.bitwise_and(j, 4, out=sel)
+    np.left_shift(sel, 29, out=sel)
+    np.bitwise_xor(sb, sel, out=sb)
+    np.subtract(j, 2, out=sel)
+    np.invert(sel, out=sel)
+    np.bitwise_and(sel, 4, out=sel)
+    np.left_shift(sel, 29, out=sel)
+    np.bitwise_xor(cb, sel, out=cb)
+    return sin, cos
+
+
+def normal(gen, n, np_dtype, mean=0.0, std=1.0, contiguous=True, out=None):
+    """``normal_(mean, std)`` on ``n`` values of a tensor of ``np_dtype`` (normal_kernel); the
+    float32 16-at-a-time kernel writes into ``out`` if given."""
     if n >= 16 and contiguous:
         if np_dtype == F32:
-            return normal_fill_float(gen, n, mean, std)
+            return normal_fill_float(gen, n, mean, std, out)
         if np_dtype == F64:
             return normal_fill_double(gen, n, mean, std)
     return normal_one_at_a_time(gen, n, mean, std).astype(np_dtype)

@@ -31,17 +31,23 @@ def _memory_order_like(arr, other):
     return other.transpose(sorted(range(arr.ndim), key=lambda d: -abs(arr.strides[d])))
 
 
-def _fill(self, draw):
-    """Write ``draw(n, contiguous)`` (values in kernel order) into ``self`` in place."""
+def _fill(self, draw, into=None):
+    """Write ``draw(n, contiguous)`` (values in kernel order) into ``self`` in place; or, for a
+    contiguous tensor, let ``into(n, flat)`` write them into its storage directly."""
     if self._requires_grad and self.grad_fn is None and _grad_state.grad_enabled:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     arr = self._array()
     n = arr.size
     if n:
-        values = draw(n, arr.flags.c_contiguous)
-        if arr.flags.c_contiguous:
-            arr.reshape(-1)[...] = values
+        if into is not None and arr.flags.c_contiguous:
+            flat = arr.reshape(-1)
+            values = into(n, flat)
+            if values is not flat:
+                flat[...] = values
+        elif arr.flags.c_contiguous:
+            arr.reshape(-1)[...] = draw(n, True)
         else:
+            values = draw(n, False)
             view = _memory_order(arr)
             view[...] = np.asarray(values).reshape(view.shape)
     self._version_counter[0] += 1
@@ -70,7 +76,9 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
     if a > b:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a} > to={b}")
     gen = _random._resolve(generator)
-    return _fill(self, lambda n, _: D.uniform(gen, n, self._array().dtype, a, b))
+    dtype = self._array().dtype
+    return _fill(self, lambda n, _: D.uniform(gen, n, dtype, a, b),
+                 into=lambda n, flat: D.uniform(gen, n, dtype, a, b, out=flat))
 
 
 @export(function=False)
@@ -79,7 +87,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     gen = _random._resolve(generator)
-    return _fill(self, lambda n, contiguous: D.normal(gen, n, self._array().dtype, mean, std, contiguous))
+    dtype = self._array().dtype
+    return _fill(self, lambda n, contiguous: D.normal(gen, n, dtype, mean, std, contiguous),
+                 into=lambda n, flat: D.normal(gen, n, dtype, mean, std, True, out=flat))
 
 
 @export(function=False)
