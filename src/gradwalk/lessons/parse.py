@@ -452,6 +452,7 @@ class Renderer:
             snippet = data.get("snippet")
             return {"type": "exercise", "id": self.next_id("exercise"),
                     "title": self.fill_plain(str(data["title"])),
+                    "title_html": self.inline_html(str(data["title"]), line),
                     "problem_html": self.block_html(data["problem"], line),
                     "answer_html": self.block_html(data["answer"], line),
                     "snippet": self.fill_plain(snippet) if isinstance(snippet, str) else None}
