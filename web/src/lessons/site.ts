@@ -58,6 +58,13 @@ export function startSite(o: SiteOptions): Router {
     o.lesson.hidden = route.page !== "lesson";
     o.figure.hidden = route.page !== "figure";
     for (const c of [o.start, o.lesson, o.figure]) if (c.hidden) c.replaceChildren();
+    // the skip link leads to what this page holds: the lab's step controls, or the page itself
+    const skip = document.querySelector<HTMLAnchorElement>("a.skip-link");
+    if (skip) {
+      const target = route.page === "lab" ? null : route.page === "lesson" ? o.lesson : route.page === "figure" ? o.figure : o.start;
+      skip.href = target ? `#${target.id}` : "#controls";
+      skip.textContent = target ? "Skip to the page's content" : "Skip to the step controls";
+    }
     document.body.dataset.route = routeKey(route);
     document.body.dataset.page = route.page;
     markMenu();

@@ -17,6 +17,7 @@ function lessonStep(lesson: LessonSummary): HTMLElement {
     h("h3", {}, h("a", { href: `/lessons/${lesson.id}` }, h("span", { class: "step-kicker" }, `Lesson ${lesson.order}`), " ", lesson.title)),
     h("p", { class: "summary" }, lesson.summary),
     lesson.sections.length ? h("p", { class: "sections" }, lesson.sections.map((s) => s.title).join(" · ")) : null,
+    lesson.error ? h("p", { class: "lesson-error" }, `This lesson's file has a problem: ${lesson.error}`) : null,
     h("p", { class: `step-progress ${state}`, "data-progress": state }, summaryLine(summary)),
   );
 }

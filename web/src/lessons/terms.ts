@@ -3,6 +3,7 @@
 // the glossary's meaning, shown on hover and on keyboard focus; Escape closes it.
 
 import { h } from "../dom";
+import { typeset } from "./math";
 import type { GlossaryEntry } from "./types";
 
 let tips = 0;
@@ -38,6 +39,8 @@ export function wireTerms(root: ParentNode, glossary: Glossary): void {
       tip.append(h("strong", { class: "term-tip-name" }, entry.term), " ");
       const meaning = h("span", { class: "term-tip-meaning" });
       meaning.innerHTML = entry.html; // the server's own rendering of the glossary's Markdown
+      for (const inner of meaning.querySelectorAll("span.term")) inner.classList.add("plain");
+      typeset(meaning);
       tip.append(meaning);
     } else {
       tip.textContent = `${term.dataset.term ?? term.textContent}: not in this lesson's glossary`;

@@ -12,6 +12,8 @@ export interface LessonSummary {
   summary: string;
   order: number;
   sections: SectionRef[];
+  /** in GET /api/lessons: the problem of a lesson whose file cannot be read */
+  error?: string;
 }
 
 export interface ProseBlock {
