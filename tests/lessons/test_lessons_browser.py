@@ -475,7 +475,8 @@ def test_accessible_narrow_and_printable(site, live_server, lesson_id, screensho
         expect(block(page, exercise["id"]).locator(".worked-answer")).to_be_visible()
     for deck in blocks(lesson, "cards"):
         for card in deck["cards"]:
-            expect(block(page, deck["id"]).locator(f'li.flip-card[data-card="{card["id"]}"] .card-back')).to_be_visible()
+            back = block(page, deck["id"]).locator(f'li.flip-card[data-card="{card["id"]}"] .card-back')
+            expect(back).to_be_visible()
     for quiz in blocks(lesson, "quiz"):
         for q in quiz["questions"]:
             right = next(c for c in q["choices"] if c["correct"])
