@@ -427,6 +427,21 @@ def test_figures_snippets_and_terms(site, live_server, lesson_id):
             stepper.locator("button.stepper-back").click()
             expect(el).to_have_attribute("data-frame", "0")
 
+    # listings show their code and what it printed; recordings show both engines' tables
+    for listing in blocks(lesson, "listing"):
+        el = block(page, listing["id"])
+        expect(el.locator("pre.lesson-output")).to_have_text(listing["output"].rstrip("\n") or "(nothing)")
+        first_line = next(line for line in listing["code"].splitlines() if line.strip())
+        expect(el.locator("pre.lesson-code")).to_contain_text(first_line.strip())
+    for recording in blocks(lesson, "recording"):
+        el = block(page, recording["id"])
+        for engine in ("pytorch", "gradwalk"):
+            side = recording[engine]
+            box = el.locator(f'.recording-side[data-engine="{side["engine"]}"]')
+            expect(box).to_have_attribute("data-source", side["source"])
+            expect(box.locator("h4")).to_contain_text(side["version"])
+            expect(box.locator("tbody tr")).to_have_count(len(side["rows"]))
+
     # glossary terms: meaning on keyboard focus (and Escape closes it), and the list at the end
     terms = page.locator("span.term:not(.plain):visible")
     if terms.count():

@@ -30,8 +30,11 @@ export function startSite(o: SiteOptions): Router {
   const markMenu = () => {
     const key = current ? routeKey(current) : "";
     for (const a of o.nav.querySelectorAll<HTMLAnchorElement>("a")) {
-      if (a.dataset.route === key) a.setAttribute("aria-current", "page");
-      else a.removeAttribute("aria-current");
+      if (a.dataset.route === key) {
+        a.setAttribute("aria-current", "page");
+        // on a phone the menu scrolls sideways: bring the current page's link into it
+        if (o.nav.scrollWidth > o.nav.clientWidth) o.nav.scrollLeft = a.offsetLeft - (o.nav.clientWidth - a.offsetWidth) / 2;
+      } else a.removeAttribute("aria-current");
     }
   };
   buildMenu(o.nav, []);
