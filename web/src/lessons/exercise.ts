@@ -4,7 +4,7 @@
 
 import { h } from "../dom";
 import { uniqueId, type BlockContext, type RenderedBlock } from "./context";
-import { rich } from "./prose";
+import { plainRich, rich } from "./prose";
 import { embedSnippet } from "./snippet";
 import type { ExerciseBlock } from "./types";
 
@@ -17,7 +17,7 @@ export function renderExercise(block: ExerciseBlock, ctx: BlockContext): Rendere
   const el = h(
     "section",
     { class: "lesson-block exercise card", "data-block": block.id, "aria-label": `Exercise: ${block.title}` },
-    h("h3", { class: "block-title" }, h("span", { class: "kicker" }, "Exercise · "), block.title),
+    h("h3", { class: "block-title" }, h("span", { class: "kicker" }, "Exercise · "), block.title_html ? plainRich(block.title_html) : block.title),
     rich("div", block.problem_html, ctx.glossary, { class: "problem" }),
     h("div", { class: "exercise-actions" }, toggle),
     answer,

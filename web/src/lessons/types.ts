@@ -88,7 +88,9 @@ export interface CardsBlock {
 export interface ExerciseBlock {
   type: "exercise";
   id: string;
+  /** plain text, for labels */
   title: string;
+  title_html?: string;
   problem_html: string;
   answer_html: string;
   snippet: string | null;
