@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 from gradwalk.lab.server import STATIC_DIR
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
-BUSY = json.dumps({"detail": "the lab is running 64 requests already; try again in a moment",
-                   "error": {"type": "Busy", "message": "the lab is running 64 requests already; "
+BUSY = json.dumps({"detail": "the lab is running 16 requests already; try again in a moment",
+                   "error": {"type": "Busy", "message": "the lab is running 16 requests already; "
                              "try again in a moment", "line": None, "col": None}})
 
 

@@ -6,10 +6,10 @@
 factory ``gradwalk.lab.server:create_app``); each keeps its share of snippet worker processes.
 
 uvicorn runs with ``uvicorn_settings()``: h11 with a 16 KiB limit on a request's headers, a
-deadline for them (``LabH11Protocol``: a connection that has not sent a whole request line and
-headers within ``Limits.body_seconds`` is closed, so slowloris connections do not pile up), idle
-keep-alive connections closed after 5 s, and at most ``CONNECTIONS`` connections at once (uvicorn
-answers 503 past it). The app itself bounds bodies and the work in flight (guard.py).
+deadline for them (``LabH11Protocol``: a request line and headers must arrive whole within
+``Limits.body_seconds`` of the connection or of their first byte, else the connection is closed,
+so slowloris connections do not pile up), idle keep-alive connections closed after 20 s, and at
+most ``CONNECTIONS`` connections at once (uvicorn answers 503 past it). The app itself bounds bodies and the work in flight (guard.py).
 """
 import argparse
 import os
@@ -19,7 +19,7 @@ import webbrowser
 from .limits import DEFAULT_LIMITS
 
 HEADER_BYTES = 16 * 1024  # a request line and headers larger than this get 400
-KEEP_ALIVE_SECONDS = 5
+KEEP_ALIVE_SECONDS = 20  # an idle connection is closed after this (a class's pages keep theirs)
 CONNECTIONS = 1000  # open connections and requests at once, per server process
 
 try:
@@ -36,6 +36,8 @@ if H11Protocol is not None:
         _header_bytes = 0
 
         def data_received(self, data):
+            if self._header_deadline is None and (self.cycle is None or self.cycle.response_complete):
+                self._arm()  # the first bytes of a request after an idle keep-alive gap
             if self._header_deadline is not None:  # between requests: this is a request line
                 end = data.find(b"\r\n\r\n")
                 self._header_bytes += len(data) if end < 0 else end
@@ -73,9 +75,6 @@ if H11Protocol is not None:
             if self.cycle is not None and not self.cycle.response_complete:
                 self._disarm()  # a request's headers are in; the app bounds its body
 
-        def on_response_complete(self):
-            super().on_response_complete()
-            self._arm()  # the next request on this connection has the same deadline
 
         def connection_lost(self, exc):
             self._disarm()

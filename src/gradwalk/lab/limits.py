@@ -29,7 +29,7 @@ class Limits:
     response_bytes: int = 8 * 1024 * 1024
     seconds: float = 5.0  # wall time per request; the worker is killed after this
     memory_bytes: int = 1024 * 1024 * 1024  # address space added on top of a fresh worker's
-    concurrent: int = 64  # requests running or waiting for a worker; more get 503
+    concurrent: int = 16  # requests running or waiting for a worker; more get 503 (docs/lab-api.md)
     recycle_bytes: int = 256 * 1024 * 1024  # a worker holding more than this is replaced
     recycle_requests: int = 1_000  # a worker is replaced after serving this many requests
     body_seconds: float = 10.0  # to send a request's headers and body (408 after this)

@@ -197,7 +197,7 @@ class WorkerPool:
         self.lock = threading.Lock()  # start/close/replace may run in threads
         self.workers = []
         self.idle = collections.deque()
-        self.waiting = collections.deque()  # anyio Events of requests waiting for a worker
+        self.waiting = collections.deque()  # _Turns of requests waiting for a worker
         self.started = False
         self.replaced = 0  # workers stopped and started again (for /api/health and tests)
 
@@ -275,24 +275,29 @@ class WorkerPool:
         return await anyio.to_thread.run_sync(worker.connection.recv, abandon_on_cancel=True)
 
     async def _acquire(self):
+        """A free worker; the longest-waiting request gets the next one (first come, first
+        served: a released worker is handed to the waiter, never left for a newcomer)."""
         if self.idle and not self.waiting:
             return self.idle.popleft()
-        ready = anyio.Event()
-        self.waiting.append(ready)
+        turn = _Turn()
+        self.waiting.append(turn)
         try:
-            await ready.wait()
-        except BaseException:
-            if ready in self.waiting:
-                self.waiting.remove(ready)
-            elif self.idle and self.waiting:  # woken and cancelled at once: pass the turn on
-                self.waiting.popleft().set()
+            await turn.ready.wait()
+        except BaseException:  # cancelled: the client left while it waited
+            if turn.worker is not None:
+                self._release(turn.worker)  # handed over just now: pass it on
+            else:
+                self.waiting.remove(turn)
             raise
-        return self.idle.popleft()
+        return turn.worker
 
     def _release(self, worker):
-        self.idle.append(worker)
         if self.waiting:
-            self.waiting.popleft().set()
+            turn = self.waiting.popleft()
+            turn.worker = worker
+            turn.ready.set()
+        else:
+            self.idle.append(worker)
 
     async def _replace(self, worker):
         with anyio.CancelScope(shield=True):  # a replacement must happen, cancelled or not
@@ -303,6 +308,14 @@ class WorkerPool:
     def queued(self):
         """Requests waiting for a worker."""
         return len(self.waiting)
+
+
+class _Turn:
+    """A request waiting for a worker: set ``ready`` once ``worker`` is its."""
+
+    def __init__(self):
+        self.ready = anyio.Event()
+        self.worker = None
 
 
 def default_pool_size():
