@@ -19,9 +19,9 @@ source says so:
 Double-precision results go through glibc's ``log``, ``log1p``, ``exp``, ``tan``, ``cos`` and
 ``sin`` in PyTorch. Here: ``cos``/``sin`` are NumPy's (they agree with glibc's); ``log``, ``exp``
 and ``tan`` are computed in extended precision with glibc's own for the values near a rounding
-tie (``_like_glibc``); ``log1p`` is fdlibm's algorithm, as glibc's, vectorised. The last two can
-still differ from glibc's in the last bit of a float64, rarely (never seen to change a float32);
-tests count such cases.
+tie (``_like_glibc``); ``log1p`` is fdlibm's algorithm vectorised, with the fused multiply-adds
+of the copy of it that glibc runs on this machine. Tests count any float64 that differs from
+PyTorch's (none seen).
 """
 import math
 
@@ -132,9 +132,15 @@ def _fma64(a, b, c):
 
 
 # ------------------------------------------------------------------------------------------------
-# glibc's log1p (fdlibm's algorithm with glibc's polynomial order)
+# glibc's log1p: fdlibm's s_log1p.c, in the build this machine's libm runs
+#
+# On x86-64 glibc picks, at load time, a copy of s_log1p.c compiled with FMA when the processor has
+# FMA and AVX2 (sysdeps/x86_64/fpu/multiarch). GCC fuses a * b + c there: the three pairs of the
+# polynomial, the sum R = z*Lp1 + z2*R2 + z4*R3 + z6*R4 (from the left, z*Lp1 fused with z2*R2),
+# and k*ln2_lo + c; the rest is as written (read off the disassembly of glibc 2.36). Which copy
+# runs is found by asking ``math.log1p`` (glibc's own) about inputs where the two differ.
 
-_LN2_HI = 6.93147180369123816490e-01
+_LN2_HI = 6.93147180369123816490e-01  # its low 32 bits are zero: k * ln2_hi is exact
 _LN2_LO = 1.90821492927058770002e-10
 _LP = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
        2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
@@ -148,20 +154,47 @@ def _high_word(x):
     return (x.view(np.int64) >> 32).astype(np.int32)
 
 
-def log1p(x):
-    """``log1p`` for float64 ``x > -1``: glibc's own (``math.log1p``) for a few values, else
-    fdlibm's algorithm vectorised (as glibc's ``s_log1p.c``; it still differs from glibc's result
-    by one ulp for about one value in 2000)."""
+def _two_sum(a, b):
+    """``a + b`` rounded, and its exact error (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _fma_checked(a, b, c, unsure):
+    """``a * b + c`` rounded once (float64), from the exact product (Dekker) and sums (Knuth).
+    The last step rounds ``s + t`` where ``t`` is itself rounded; elements where that could
+    cross a rounding boundary (within an ulp of ``t`` of halfway, never seen) are marked in
+    ``unsure``."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    perr = ((ah * bh - p) + ah * bl + al * bh) + al * bl  # p + perr == a * b exactly
+    s, serr = _two_sum(p, c)
+    t = serr + perr
+    r, d = _two_sum(s, t)
+    r_abs = np.abs(r)
+    unsure |= np.abs(d) + np.spacing(np.abs(t)) >= 0.5 * (r_abs - np.nextafter(r_abs, 0))
+    return r
+
+
+def _log1p_vector(x, fused):
+    """fdlibm's log1p for float64 ``x > -1`` (NaN and inf aside), as glibc compiles it with
+    (``fused``) or without FMA; the elements whose fused result is not certain get glibc's own."""
     x = np.asarray(x, dtype=F64)
-    if x.size <= _EXACT_BELOW:
-        return np.array([math.log1p(v) for v in x.reshape(-1).tolist()], dtype=F64).reshape(x.shape)
+    unsure = np.zeros(x.shape, dtype=bool)
+
+    def mul_add(a, b, c):
+        return _fma_checked(a, b, c, unsure) if fused else a * b + c
+
     hx = _high_word(x)
     ax = hx & 0x7FFFFFFF
     direct = (hx < 0x3FDA827A) & ((hx > 0) | (hx <= np.int32(-1076707645)))  # -0.2929 < x < 0.41422
     u = 1.0 + x
     hu = _high_word(u)
     k = ((hu >> 20) - 1023).astype(np.int64)
-    c = np.where(k > 0, 1.0 - (u - x), x - (u - 1.0)) / u
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = np.where(k > 0, 1.0 - (u - x), x - (u - 1.0)) / u
     hu = hu & 0x000FFFFF
     below = hu < 0x6A09E
     k = np.where(below, k, k + 1)
@@ -179,20 +212,53 @@ def log1p(x):
     z2 = z * z
     z4 = z2 * z2
     z6 = z4 * z2
-    R = (z * _LP[0] + z2 * (_LP[1] + z * _LP[2])) + z4 * (_LP[3] + z * _LP[4]) + z6 * (_LP[5] + z * _LP[6])
+    R2 = mul_add(z, _LP[2], _LP[1])
+    R3 = mul_add(z, _LP[4], _LP[3])
+    R4 = mul_add(z, _LP[6], _LP[5])
+    R = mul_add(z6, R4, mul_add(z4, R3, mul_add(z, _LP[0], z2 * R2)) if fused else
+                (z * _LP[0] + z2 * R2) + z4 * R3)
+    klo_c = mul_add(dk, _LN2_LO, c)  # k * ln2_lo + c
     out = np.where(k == 0, f - (hfsq - s * (hfsq + R)),
-                   dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + (dk * _LN2_LO + c))) - f))
+                   dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + klo_c)) - f))
     tiny_f = hu == 0  # |f| < 2**-20
     if tiny_f.any():
-        R2 = hfsq * (1.0 - 0.66666666666666666 * f)
-        small = np.where(k == 0, f - R2, dk * _LN2_HI - ((R2 - (dk * _LN2_LO + c)) - f))
-        small = np.where(f == 0, np.where(k == 0, 0.0, dk * _LN2_HI + (c + dk * _LN2_LO)), small)
+        R2 = hfsq * mul_add(-f, 0.66666666666666666, 1.0)
+        small = np.where(k == 0, f - R2, dk * _LN2_HI - ((R2 - klo_c) - f))
+        small = np.where(f == 0, np.where(k == 0, 0.0, dk * _LN2_HI + klo_c), small)
         out = np.where(tiny_f, small, out)
     tiny_x = ax < 0x3E200000  # |x| < 2**-29
     if tiny_x.any():
         out = np.where(tiny_x, np.where(ax < 0x3C900000, x, x - x * x * 0.5), out)
+        unsure &= ~tiny_x
     out = np.where(x == -1.0, -np.inf, out)
+    unsure &= (x > -1.0) & np.isfinite(x)
+    if unsure.any():
+        idx = np.nonzero(unsure)
+        out[idx] = [math.log1p(v) for v in x[idx].tolist()]
     return out
+
+
+# inputs where glibc's fused and unfused copies give different results
+_LOG1P_PROBES = np.array([-0.2912607248243877, -0.6133887424201363, -0.2684083407344646,
+                          -0.9141121016737268, -0.3581161343071655])
+
+
+def _glibc_log1p_is_fused():
+    theirs = np.array([math.log1p(v) for v in _LOG1P_PROBES.tolist()])
+    return bool(np.array_equal(_log1p_vector(_LOG1P_PROBES, True), theirs))
+
+
+_LOG1P_FUSED = _glibc_log1p_is_fused()
+
+
+def log1p(x):
+    """``log1p`` for float64 ``x > -1``, as glibc computes it: glibc's own (``math.log1p``) for a
+    few values, else its algorithm vectorised (``_log1p_vector``, with or without FMA as this
+    machine's glibc)."""
+    x = np.asarray(x, dtype=F64)
+    if x.size <= _EXACT_BELOW:
+        return np.array([math.log1p(v) for v in x.reshape(-1).tolist()], dtype=F64).reshape(x.shape)
+    return _log1p_vector(x, _LOG1P_FUSED)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -656,9 +722,12 @@ def randperm(gen, n):
     if n < 0xFFFFFFFF // 20:
         if n <= 1:
             return np.arange(n, dtype=np.int64)
-        counts = np.arange(n, 1, -1, dtype=np.int64)  # n - i for i = 0 .. n-2
-        z = gen._random(n - 1).astype(np.int64) % counts
-        return _swaps_result(n, np.arange(n - 1, dtype=np.int64) + z)
+        counts = np.arange(n, 1, -1, dtype=np.uint32)  # n - i for i = 0 .. n-2
+        z = gen._random(n - 1)
+        np.remainder(z, counts, out=z)
+        target = np.arange(n - 1, dtype=np.int32)
+        target += z.view(np.int32)
+        return _swaps_result(n, target).astype(np.int64)
     z = (gen._random64(n) % np.arange(1, n + 1, dtype=np.uint64)).astype(np.int64)
     return _inside_out_result(n, z)
 
@@ -673,51 +742,55 @@ def _follow(pointer):
 
 
 def _swaps_result(n, target):
-    """The array after ``for i: swap(a[i], a[target[i]])`` on ``a = arange(n)``, with ``target[i] >= i``.
+    """The array after ``for i: swap(a[i], a[target[i]])`` on ``a = arange(n)``, with ``target[i] >= i``
+    (``n - 1`` targets, ``n < 2**31``).
 
-    Follow the value that ends at position ``i`` backwards: just before step ``i`` it sits at
-    ``target[i]``; going back through the steps ``k < i``, a swap ``(k, target[k])`` with
-    ``target[k]`` equal to its position moves it back to position ``k``. So, with ``prev(k)`` the
-    last step before ``k`` that targeted position ``k``, the value that ``a[k]`` holds just before
-    step ``k`` is ``k`` itself if there is no such step, otherwise what ``a[prev(k)]`` held just
-    before step ``prev(k)``. Chains of ``prev`` are followed all at once by pointer jumping.
+    Position ``i`` is final after step ``i``: it holds what was at ``target[i]`` just before. Follow
+    that value backwards: going back through the steps ``k < i``, the last one that targeted its
+    position put it there from position ``k``, where it sat just before step ``k``. So with
+    ``held[k]``, what ``a[k]`` holds just before step ``k``: ``held[k] = held[prev(k)]`` for
+    ``prev(k)`` the last step before ``k`` that targeted ``k`` (else ``k`` itself), and the
+    result at ``i`` is ``held[j]`` for ``j`` the last step before ``i`` with the same target
+    (else ``target[i]``, never moved). Both "last steps" come from sorting the steps by
+    (target, step); the chains of ``prev`` are short and followed a link at a time.
     """
-    steps = np.arange(n - 1, dtype=np.int64)
-    # sort the steps by (target, step) to group the steps that targeted each position
-    key = (target << 32) | steps if n < (1 << 31) else None
-    if key is not None:
-        key.sort()
-        by_target_step = key & np.int64(0xFFFFFFFF)
-        sorted_targets = key >> 32
-    else:
-        order = np.lexsort((steps, target))
-        by_target_step = steps[order]
-        sorted_targets = target[order]
-    # the step before each step, among those with the same target (or -1)
-    same = sorted_targets[1:] == sorted_targets[:-1]
-    earlier_same_target = np.full(n - 1, -1, dtype=np.int64)
-    earlier_same_target[by_target_step[1:][same]] = by_target_step[:-1][same]
-    # prev(k): the last step j < k with target[j] == k. Steps targeting k are all <= k; the
-    # last of them is k itself only when target[k] == k, then take the one before.
-    last = np.full(n, -1, dtype=np.int64)
-    ends = np.append(~same, True)
-    last[sorted_targets[ends]] = by_target_step[ends]
-    prev = last[:n - 1].copy()
-    self_step = prev == steps
-    prev[self_step] = earlier_same_target[self_step]
-    # held[k]: what a[k] holds just before step k
-    has_prev = prev >= 0
-    pointer = np.where(has_prev, prev, steps)
-    pointer = _follow(pointer)
-    held = pointer  # the chain's end e holds e itself
-    # the value at target[i] just before step i: what the last earlier step with the same
-    # target left there (what a[that step] held), else target[i] itself (never touched)
-    j = earlier_same_target
-    result = np.empty(n, dtype=np.int64)
-    result[:n - 1] = np.where(j >= 0, held[np.maximum(j, 0)], target)
-    # the last position is never a step: it holds what the last step targeting it left there
-    k = last[n - 1]
-    result[n - 1] = held[k] if k >= 0 else n - 1
+    m = n - 1
+    steps = np.arange(m, dtype=np.int32)
+    key = target.astype(np.uint64)
+    key <<= np.uint64(32)
+    key |= steps.astype(np.uint64)
+    key.sort()
+    step_of = key.astype(np.uint32).view(np.int32)  # the steps, grouped by target, in time order
+    target_of = (key >> np.uint64(32)).astype(np.int32)
+    # last[p]: the last step that targeted p (-1: none). target_of is sorted, so the writes go
+    # in order and the last step of each group is the one that stays.
+    last = np.full(n, -1, dtype=np.int32)
+    last[target_of] = step_of
+    prev = last[:m]
+    selfs = np.flatnonzero(prev == steps)  # steps with target[k] == k: take the one before
+    if selfs.size:
+        prev = prev.copy()
+        at = np.searchsorted(key, selfs.astype(np.uint64) * np.uint64((1 << 32) + 1)) - 1
+        earlier = (at >= 0) & (target_of[np.maximum(at, 0)] == selfs)
+        prev[selfs] = np.where(earlier, step_of[np.maximum(at, 0)], -1)
+    held = np.where(prev >= 0, prev, steps)
+    chain = np.flatnonzero(prev >= 0)
+    link = held[chain]
+    while chain.size:
+        link = prev[link]
+        on = link >= 0
+        chain, link = chain[on], link[on]
+        held[chain] = link
+    # in (target, step) order: the result of each step is held[the step before it in its group]
+    values = np.empty(m, dtype=np.int32)
+    values[0] = target_of[0]
+    np.take(held, step_of[:-1], out=values[1:])
+    first_of_group = target_of[1:] != target_of[:-1]
+    np.copyto(values[1:], target_of[1:], where=first_of_group)
+    result = np.empty(n, dtype=np.int32)
+    result[step_of] = values
+    k = last[m]  # the last position is never a step
+    result[m] = held[k] if k >= 0 else m
     return result
 
 
