@@ -349,16 +349,15 @@ def test_self_checks_and_progress(site, live_server, lesson_id, screenshots):
 
 # ---- every lesson: figures, snippets, glossary -----------------------------------------------
 
-def expected_error(live_server, code):
-    """The error the lab's API gives for ``code`` (its type), or None when it runs cleanly."""
+def expected_run(live_server, code):
+    """What the lab's API gives for ``code``: the type of its error (None when it runs cleanly)
+    and what it printed."""
     response = httpx.post(f"{live_server}/api/run", json={"source": code, "mode": "pytorch"}, timeout=60)
     body = response.json()
     if response.status_code != 200:
-        return body["error"]["type"]
-    if body["error"]:
-        return body["error"]["type"]
-    failed = [p["error"] for p in body["passes"] if p["error"]]
-    return failed[0]["type"] if failed else None
+        return body["error"]["type"], []
+    failed = [body["error"]] if body["error"] else [p["error"] for p in body["passes"] if p["error"]]
+    return (failed[0]["type"] if failed else None), body["prints"]
 
 
 def readouts(figure):
@@ -404,12 +403,13 @@ def test_figures_snippets_and_terms(site, live_server, lesson_id):
         el.scroll_into_view_if_needed()
         el.locator("button.snippet-run").click()
         expect(el).to_have_attribute("data-runs", "1", timeout=60_000)
-        error = expected_error(live_server, code)
+        error, prints = expected_run(live_server, code)
         assert el.get_attribute("data-state") != "failed", (block_id, el.locator(".snippet-error").inner_text())
         if error is None:
             expect(el).to_have_attribute("data-state", "ok")
             expect(el.locator(".snippet-error")).to_be_hidden()
-            expect(el.locator(".snippet-output")).to_be_visible()
+            printed = "\n".join(p.rstrip("\n") for p in prints) or "(nothing printed)"
+            expect(el.locator(".snippet-output")).to_have_text(printed)
         else:
             expect(el).to_have_attribute("data-state", "error")
             expect(el.locator(f'.snippet-error .error-item[data-type="{error}"]')).to_be_visible()

@@ -166,7 +166,8 @@ export function embedSnippet(o: SnippetOptions): EmbeddedSnippet {
     editor.markError(errors.find((e) => e.line != null)?.line ?? null);
     result.hidden = !run;
     if (run) {
-      output.textContent = run.prints.length ? run.prints.join("\n") : "(nothing printed)";
+      // each printed chunk ends with its own newline, as print() wrote it
+      output.textContent = run.prints.length ? run.prints.map((p) => p.replace(/\n$/, "")).join("\n") : "(nothing printed)";
       showLeaves(run);
     }
     stepsButton.disabled = !frames.length;
