@@ -130,9 +130,11 @@ async def missing_bundle(request):
 
 
 def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, allowed_hosts=None,
-               lessons_dir=None):
+               lessons_dir=None, workers_in_background=False):
     """The lab's ASGI app. ``allowed_hosts``: Host headers to accept (None: any); the CLI
-    passes the loopback names when it binds to loopback, which stops DNS-rebinding pages."""
+    passes the loopback names when it binds to loopback, which stops DNS-rebinding pages.
+    ``workers_in_background``: serve at once and start the worker processes meanwhile (the
+    first snippets wait for them); else the app starts serving once they are up."""
     pool = WorkerPool(pool_size, limits)
     admission = Admission(limits.concurrent)
     api = LabAPI(limits, pool, admission)
@@ -156,7 +158,10 @@ def create_app(limits=DEFAULT_LIMITS, pool_size=None, static_dir=STATIC_DIR, all
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        await anyio.to_thread.run_sync(pool.start)
+        if workers_in_background:
+            pool.start_in_background()
+        else:
+            await anyio.to_thread.run_sync(pool.start)
         try:
             yield
         finally:
@@ -185,4 +190,5 @@ def create_app_from_env():
 
     host = os.environ.get("GRADWALK_LAB_HOST", "127.0.0.1")
     loopback = host in ("127.0.0.1", "localhost", "::1")
-    return create_app(allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None)
+    return create_app(allowed_hosts=["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None,
+                      workers_in_background=True)

@@ -33,6 +33,8 @@ import tempfile
 import threading
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 
 from .limits import DEFAULT_LIMITS, LimitError, SnippetError
 
@@ -209,6 +211,28 @@ class WorkerPool:
             self.started = True
         for _ in range(self.size):
             self.idle.append(self._new_worker())
+
+    def start_in_background(self):
+        """Start the workers from a thread, handing each to the pool as it comes up (call in
+        the event loop): the server answers at once, the first snippets wait for a worker."""
+        with self.lock:
+            if self.started:
+                return
+            self.started = True
+        token = anyio.lowlevel.current_token()
+
+        def start_all():
+            for _ in range(self.size):
+                try:
+                    worker = self._new_worker()
+                except Exception:  # noqa: BLE001 - closed meanwhile, or the system refused
+                    return
+                try:
+                    anyio.from_thread.run_sync(self._release, worker, token=token)
+                except RuntimeError:  # the event loop has ended
+                    return
+
+        threading.Thread(target=start_all, name="gradwalk-lab-start-workers", daemon=True).start()
 
     def _new_worker(self):
         worker = Worker(self.context, self.limits)
