@@ -8,6 +8,7 @@ fetched from anywhere but the lab's own server.
 The lessons are whatever GET /api/lessons lists (the content folder), never a fixed list of ids.
 """
 import re
+from pathlib import Path
 
 import httpx
 import pytest
@@ -21,6 +22,7 @@ LESSON_IDS = [entry["id"] for entry in LessonStore().index()]
 WIDE = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 SLOW = 120_000  # a lesson is computed the first time it is asked for
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture
@@ -501,3 +503,49 @@ def test_accessible_narrow_and_printable(site, live_server, lesson_id, screensho
     expect(page.locator("button.reset-progress")).to_be_hidden()
     page.screenshot(path=str(screenshots / f"lesson-{lesson_id}-print.png"))
     page.emulate_media(media="screen")
+
+
+# ---- the test lesson: every block kind, a snippet that raises ----------------------------------
+
+@pytest.fixture(scope="module")
+def test_lesson_server():
+    """The lab serving only tests/lessons/fixtures/ (a lesson with every block kind)."""
+    from browser_support import ServerThread
+
+    from gradwalk.lab.server import create_app
+    with ServerThread(create_app(allowed_hosts=["127.0.0.1", "localhost"],
+                                 lessons_dir=FIXTURES)) as url:
+        yield url
+
+
+def test_a_snippet_that_raises_shows_its_error_on_its_line_with_the_stepper_open(page, test_lesson_server):
+    url = test_lesson_server
+    page.goto(f"{url}/lessons/test-lesson")
+    expect(page.locator('article.lesson[data-lesson="test-lesson"]')).to_have_attribute(
+        "data-ready", "1", timeout=SLOW)
+    lesson = api(url, "/api/lessons/test-lesson")
+    stepped = next(b for b in blocks(lesson, "snippet") if b["step"])
+    el = block(page, stepped["id"])
+    el.locator("button.snippet-run").click()
+    expect(el).to_have_attribute("data-runs", "1", timeout=60_000)
+    expect(el).to_have_attribute("data-state", "error")
+    item = el.locator('.snippet-error .error-item[data-type="RuntimeError"]')
+    expect(item).to_contain_text("backward through the graph a second time")
+    expect(el.locator(".snippet-editor")).to_have_attribute("data-error-line", "3")
+    stepper = el.locator(".snippet-stepper")
+    expect(stepper).to_be_visible()  # `step`: the stepper opens after Run
+    frames = int(el.get_attribute("data-frames"))
+    for _ in range(frames - 1):
+        stepper.locator("button.stepper-step").click()
+    expect(stepper.locator(".stepper-caption")).to_contain_text("RuntimeError")
+    stepper.locator("button.stepper-reset").click()
+    expect(el).to_have_attribute("data-frame", "0")
+    # a refused snippet (outside the lab's language) is the snippet's error too, not an HTTP error
+    editor = el.locator(".snippet-editor .cm-content")
+    editor.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("import os\n")
+    el.locator("button.snippet-run").click()
+    expect(el).to_have_attribute("data-runs", "2", timeout=60_000)
+    expect(el).to_have_attribute("data-state", "error")
+    assert not re.match(r"HTTP|NetworkError", el.get_attribute("data-error-type"))
