@@ -2,52 +2,69 @@
 progress bar, a final report and a loss/accuracy plot.
 
     gradwalk train digits --epochs 30 --plot digits.png
+    gradwalk train digits --torch        # the same training on real PyTorch, for comparison
 
-Everything is seeded (``--seed``): two runs with the same options print the same numbers.
+Everything is seeded (``--seed``): two runs with the same options print the same numbers, and
+PyTorch, seeded the same, starts from the same weights and sees the same batches.
 """
 import argparse
+import contextlib
+import os
 import sys
 import time
 
-
-import gradwalk as torch
-from gradwalk.utils.data import DataLoader, TensorDataset
+import gradwalk
 
 from .tasks import make_task
 
 TASKS = ("xor", "moons", "digits", "digits-cnn")
 
 
-def train(task_name, epochs=None, lr=None, batch_size=None, seed=0, progress=False, out=None, threads=1):
-    """Train one task; return a dict with the per-epoch history and the final figures.
+def train(task_name, epochs=None, lr=None, batch_size=None, seed=0, progress=False, out=None, threads=1,
+          torch=gradwalk):
+    """Train one task on ``torch`` (gradwalk, or PyTorch itself); return a dict with the per-epoch
+    history and the final figures.
 
-    ``threads`` caps NumPy's BLAS threads: these matrices are small, and on a busy 2-core machine
-    two BLAS threads that spin-wait for each other make training ten times slower."""
-    with _blas_threads(threads):
-        return _train(task_name, epochs, lr, batch_size, seed, progress, out)
+    ``threads`` caps NumPy's BLAS threads (PyTorch's intra-op threads): these matrices are small,
+    and on a busy 2-core machine two threads that spin-wait for each other make training ten
+    times slower."""
+    with _blas_threads(threads), _torch_threads(torch, threads):
+        return _train(torch, task_name, epochs, lr, batch_size, seed, progress, out)
+
+
+@contextlib.contextmanager
+def _torch_threads(torch, n):
+    if torch is gradwalk:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _blas_threads(n):
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # without threadpoolctl NumPy keeps its own setting
-        import contextlib
-
         return contextlib.nullcontext()
     return threadpool_limits(limits=n, user_api="blas")
 
 
-def _train(task_name, epochs, lr, batch_size, seed, progress, out):
+def _train(torch, task_name, epochs, lr, batch_size, seed, progress, out):
+    data = torch.utils.data
     torch.manual_seed(seed)
-    task = make_task(task_name, seed)
+    task = make_task(task_name, seed, torch)
     epochs = task.epochs if epochs is None else epochs
     lr = task.lr if lr is None else lr
     batch_size = task.batch_size if batch_size is None else batch_size
     x_train, y_train = torch.tensor(task.x_train), torch.tensor(task.y_train)
     x_test, y_test = torch.tensor(task.x_test), torch.tensor(task.y_test)
     n_train = len(task.x_train)
-    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=batch_size or n_train, shuffle=bool(batch_size),
-                        generator=torch.Generator().manual_seed(seed))
+    loader = data.DataLoader(data.TensorDataset(x_train, y_train), batch_size=batch_size or n_train,
+                                  shuffle=bool(batch_size), generator=torch.Generator().manual_seed(seed))
     model = task.model()
     opt, scheduler = task.optimizer(model, lr, epochs, len(loader))
     history = {"epoch": [], "loss": [], "train_accuracy": [], "test_accuracy": []}
@@ -85,7 +102,7 @@ def _train(task_name, epochs, lr, batch_size, seed, progress, out):
 
 def evaluate(task, model, x, y):
     model.eval()
-    with torch.no_grad():
+    with task.torch.no_grad():
         accuracy = task.correct(model(x), y) / len(x)
     model.train()
     return accuracy
@@ -94,16 +111,51 @@ def evaluate(task, model, x, y):
 def _progress(total, name, enabled, out):
     if not enabled:
         return None
-    from tqdm import tqdm
+    out = out or sys.stderr
+    if not (hasattr(out, "isatty") and out.isatty()):
+        return _Summary(total, name, out)  # a log or a pipe: one line at the end, not one per epoch
+    tqdm = require("tqdm", "tqdm").tqdm
+    return tqdm(total=total, desc=f"train {name}", unit="epoch", file=out, leave=True)
 
-    return tqdm(total=total, desc=f"train {name}", unit="epoch", file=out or sys.stderr, leave=True)
+
+class _Summary:
+    """What the progress bar says, once, when the output is not a terminal."""
+
+    def __init__(self, total, name, out):
+        self.total, self.name, self.out = total, name, out
+        self.done, self.postfix, self.start = 0, {}, time.perf_counter()
+
+    def set_postfix(self, **values):
+        self.postfix = values
+
+    def update(self, n):
+        self.done += n
+
+    def close(self):
+        figures = ", ".join(f"{k}={v}" for k, v in self.postfix.items())
+        print(f"train {self.name}: {self.done}/{self.total} epochs in "
+              f"{time.perf_counter() - self.start:.1f} s" + (f", {figures}" if figures else ""),
+              file=self.out)
+
+
+def require(module, package, extra="train"):
+    """Import ``module``, or stop with the extra to install (a plain ``pip install gradwalk``
+    has none of them)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SystemExit(f"gradwalk train needs {package}, which is not installed: "
+                         f"pip install 'gradwalk[{extra}]'") from None
 
 
 def report(result):
     task = result["task"]
     test_name = "test accuracy" if task.x_test is not task.x_train else "accuracy"
+    library = "gradwalk" if task.torch is gradwalk else f"PyTorch {task.torch.__version__}"
     lines = [
-        f"task            {task.name}: {task.description}",
+        f"task            {task.name}: {task.description} (on {library})",
         f"model           {result['parameters']} parameters",
         f"training        {result['epochs']} epochs, batch {result['batch_size']}, lr {result['lr']}",
         f"final loss      {result['final_loss']:.4f}",
@@ -114,7 +166,7 @@ def report(result):
 
 
 def plot(result, path):
-    import matplotlib
+    matplotlib = require("matplotlib", "matplotlib")
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -146,14 +198,21 @@ def main(argv=None):
     parser.add_argument("--no-plot", action="store_true", help="do not save a plot")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads for NumPy (default: 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--torch", action="store_true", help="run the same training on real PyTorch (if installed)")
     args = parser.parse_args(argv)
+    library = gradwalk
+    if args.torch:
+        try:
+            import torch as library
+        except ImportError:
+            parser.error("--torch needs PyTorch installed (pip install torch)")
     result = train(args.task, args.epochs, args.lr, args.batch_size, args.seed, progress=not args.quiet,
-                   threads=args.threads)
+                   threads=args.threads, torch=library)
     print(report(result))
     if not args.no_plot:
-        path = args.plot or f"gradwalk-{args.task}.png"
+        path = os.path.abspath(args.plot or f"gradwalk-{args.task}.png")
         plot(result, path)
-        print(f"plot            {path}")
+        print(f"plot            written to {path}")
     return 0
 
 
