@@ -1,11 +1,17 @@
-"""A small CNN on scikit-learn's 8x8 digits: `python examples/train_digits_cnn.py` (about 98%)."""
+"""A small CNN on scikit-learn's 8x8 digits: `python examples/train_digits_cnn.py` (about 98%;
+`--torch`: the same on PyTorch)."""
+import sys
+
+if "--torch" in sys.argv[1:]:  # the same script on real PyTorch
+    import torch
+else:
+    import gradwalk as torch
+
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-import gradwalk as torch
-from gradwalk import nn
-from gradwalk.nn import functional as F
-from gradwalk.utils.data import DataLoader, TensorDataset
+nn, F = torch.nn, torch.nn.functional
+DataLoader, TensorDataset = torch.utils.data.DataLoader, torch.utils.data.TensorDataset
 
 torch.manual_seed(0)
 digits = load_digits()

@@ -1,9 +1,14 @@
-"""micrograd's moons demo on gradwalk: `python examples/train_moons.py`."""
+"""micrograd's moons demo on gradwalk: `python examples/train_moons.py` (`--torch`: on PyTorch)."""
+import sys
+
+if "--torch" in sys.argv[1:]:  # the same script on real PyTorch
+    import torch
+else:
+    import gradwalk as torch
+
 from sklearn.datasets import make_moons
 
-import gradwalk as torch
-from gradwalk import nn
-from gradwalk.nn import functional as F
+nn, F = torch.nn, torch.nn.functional
 
 torch.manual_seed(0)
 xs, ys = make_moons(n_samples=100, noise=0.1, random_state=0)

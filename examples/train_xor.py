@@ -1,7 +1,13 @@
 """The seeds' XOR network, in plain PyTorch style: `python examples/train_xor.py`.
-(The same run as `gradwalk train xor`.)"""
-import gradwalk as torch
-from gradwalk import nn
+(The same run as `gradwalk train xor`.) Add `--torch` to run it on PyTorch: same output."""
+import sys
+
+if "--torch" in sys.argv[1:]:  # the same script on real PyTorch
+    import torch
+else:
+    import gradwalk as torch
+
+nn = torch.nn
 
 torch.manual_seed(0)
 x = torch.tensor([[0., 0.], [0., 1.], [1., 0.], [1., 1.]])
@@ -16,4 +22,4 @@ for step in range(300):
     opt.step()  # nudge every weight downhill
 
 print(f"loss {loss.item():.4f}")
-print("predictions", model(x).detach().flatten().tolist())
+print("predictions", [round(p, 4) for p in model(x).detach().flatten().tolist()])
