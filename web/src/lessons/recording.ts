@@ -8,8 +8,13 @@ import type { RecordingBlock, RecordingSide } from "./types";
 
 type Column = { head: string; cell: (row: Record<string, unknown>) => string; cls?: string };
 
+/** 2**64 - 1 (an AccumulateGrad's sequence number) arrives as a JSON integer that a JavaScript
+ *  number cannot hold: it parses as 2**64 exactly, so it is written back as UINT64_MAX. */
+const UINT64_MAX = 2 ** 64;
+
 function text(v: unknown): string {
   if (v == null) return "—";
+  if (v === UINT64_MAX) return "18446744073709551615";
   if (Array.isArray(v)) return v.map(text).join(", ");
   return String(v);
 }
