@@ -112,8 +112,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
     indices = input._data
-    bad = indices[(indices < 0) | (indices >= weight.shape[0])]
-    if bad.size:
+    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     if max_norm is not None:  # rescale the looked-up rows in place, as PyTorch's embedding_renorm_
         rows = np.unique(indices)

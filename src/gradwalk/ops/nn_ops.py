@@ -11,6 +11,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ._util import as_tensor_arg
+from ._scatter import index_add_rows
 from .core import Op, apply_op
 
 try:  # scipy ships with scikit-learn; without it, erf falls back to the math module
@@ -722,7 +723,7 @@ class Embedding(Op):
     saves_attrs = ("padding_idx",)
 
     def forward(w, indices, padding_idx):
-        return w[indices]
+        return np.take(w, indices, axis=0)
 
     def save(ctx, w, out, indices, padding_idx):
         ctx._attrs["indices"] = indices
@@ -748,9 +749,8 @@ class EmbeddingDenseBackward(Op):
         if padding_idx is not None:
             keep = flat != padding_idx
             flat, rows = flat[keep], rows[keep]
-        grad = np.zeros((num_weights, dim), dtype=g.dtype)
-        np.add.at(grad, flat, rows)
-        return grad
+        # embedding_dense_backward_cpu's order (each row added in turn), without np.add.at's loop
+        return index_add_rows(num_weights, flat, rows)
 
     def save(ctx, g, out, indices, num_weights, padding_idx):
         ctx._attrs = {"indices": indices, "padding_idx": padding_idx}

@@ -8,6 +8,8 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from .._dtype import Size
 from ._util import export, formulas_on_arrays, normalize_dim, as_tensor_arg
+from ._scatter import index_add_rows
+from .cascade_sum import cascade_sum
 from .core import Op, apply_op, result_dtype_many
 
 
@@ -287,6 +289,8 @@ class Index(Op):
     saves_attrs = ("self_sym_sizes",)
 
     def forward(x, indices, self_sym_sizes):
+        if _rows_index(indices) is not None:  # x[idx] with one integer array: the same copy, faster
+            return np.take(x, indices[0], axis=0)
         return np.asarray(x[indices])
 
     def save(ctx, x, out, indices, self_sym_sizes):
@@ -306,6 +310,19 @@ class IndexPutZeros(Op):
     name = "IndexPutBackward0"
 
     def forward(g, shape, indices):
+        rows = _rows_index(indices)
+        if rows is not None and g.shape == rows.shape + tuple(shape[1:]) and len(shape):
+            # x[idx]'s backward: PyTorch's sequential sums, without np.add.at's per-element loop
+            flat = rows.ravel()
+            if flat.size and flat.min() < 0:
+                flat = np.where(flat < 0, flat + shape[0], flat)
+            return index_add_rows(shape[0], flat, g.reshape(flat.size, -1)).reshape(shape)
+        if (len(indices) == 1 and isinstance(indices[0], np.ndarray) and indices[0].dtype == bool
+                and g.dtype.kind in "fc"):
+            # a boolean mask picks each element once: no sums, only 0.0 + g (so -0.0 becomes 0.0)
+            out = np.zeros(shape, dtype=g.dtype)
+            out[indices] = g + 0.0
+            return out
         out = np.zeros(shape, dtype=g.dtype)
         np.add.at(out, indices, g)
         return out
@@ -319,6 +336,15 @@ class IndexPutZeros(Op):
 
     def save(ctx, g, out, shape, indices):
         ctx._attrs = {"indices": indices}
+
+
+def _rows_index(indices):
+    """The integer array of ``x[idx]`` (one advanced index, on the first dimension), else None."""
+    if type(indices) is tuple and len(indices) == 1:
+        idx = indices[0]
+        if isinstance(idx, np.ndarray) and idx.dtype.kind in "iu":
+            return idx
+    return None
 
 
 def index_put_zeros(g, shape, indices):
@@ -802,7 +828,7 @@ def sum_to_size(input, *size):
     dims = list(range(lead)) + [lead + i for i, s in enumerate(size) if s == 1 and shape[lead + i] != 1]
     if formulas_on_arrays() and input._data.dtype.kind == "f":  # the engine's reduction, on arrays
         Tensor = _tensor.Tensor
-        out = Tensor._make(np.asarray(input._data.sum(axis=tuple(dims), keepdims=True))) if dims else input
+        out = Tensor._make(np.asarray(cascade_sum(input._data, tuple(dims), keepdims=True))) if dims else input
         if lead:
             out = make_view(Tensor._make(out._array().reshape(size)), out)
         return out
@@ -936,11 +962,17 @@ def _advanced_getitem(input, index):
     for i, ix in enumerate(np_index):
         if isinstance(ix, np.ndarray) and ix.dtype.kind == "f":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    try:
-        input._data[np_index]
-    except IndexError as e:
-        raise IndexError(str(e)) from None
+    rows = _rows_index(np_index)
+    if not (rows is not None and input.ndim and _in_bounds(rows, input.shape[0])):
+        try:  # NumPy's own check (and message), at the price of indexing once more
+            input._data[np_index]
+        except IndexError as e:
+            raise IndexError(str(e)) from None
     return apply_op(Index, (input,), {"indices": np_index, "self_sym_sizes": input.shape})
+
+
+def _in_bounds(idx, size):
+    return idx.size == 0 or (-size <= idx.min() and idx.max() < size)
 
 
 def setitem(input, index, value):
