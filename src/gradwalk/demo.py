@@ -28,10 +28,16 @@ def main(argv=None):
     rows, names, (w, x, b, y) = run_neuron()
     print("y = tanh(w*x + b) with w=0.5, x=2.0, b=-0.3")
     print(f"y = {y}\n")
-    print(f"{'step':>4}  {'node':<34} {'seq':>20}  grad received")
+    table = []
     for i, (node, grad) in enumerate(rows, 1):
         label = node.name()
         if hasattr(node, "variable"):
             label += f" ({names[id(node.variable)]})"
-        print(f"{i:>4}  {label:<34} {node._sequence_nr():>20}  {grad.item():.6f}")
+        table.append((str(i), label, str(node._sequence_nr()), f"{grad.item():.6f}"))
+    # columns as wide as their widest cell, so no row runs past its column
+    heading = ("step", "node", "seq", "grad received")
+    widths = [max(len(row[c]) for row in [heading, *table]) for c in range(4)]
+    for row in [heading, *table]:
+        print(f"{row[0]:>{widths[0]}}  {row[1]:<{widths[1]}}  {row[2]:>{widths[2]}}  "
+              f"{row[3]:>{widths[3]}}".rstrip())
     print(f"\nw.grad = {w.grad.item():.8f}   x.grad = {x.grad.item():.8f}   b.grad = {b.grad.item():.8f}")
