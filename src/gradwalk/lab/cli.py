@@ -9,7 +9,8 @@ uvicorn runs with ``uvicorn_settings()``: h11 with a 16 KiB limit on a request's
 deadline for them (``LabH11Protocol``: a request line and headers must arrive whole within
 ``Limits.body_seconds`` of the connection or of their first byte, else the connection is closed,
 so slowloris connections do not pile up), idle keep-alive connections closed after 20 s, and at
-most ``CONNECTIONS`` connections at once (uvicorn answers 503 past it). The app itself bounds bodies and the work in flight (guard.py).
+most ``CONNECTIONS`` connections at once (uvicorn answers 503 past it). The app itself bounds
+bodies and the work in flight (guard.py).
 """
 import argparse
 import os
