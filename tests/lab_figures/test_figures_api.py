@@ -133,8 +133,10 @@ def test_learning_rate_descends_or_diverges_like_pytorch(client):
 
 
 def torch_xor_losses(lr, seed, steps=100):
-    init = figures.xor_init(seed)
-    params = {k: torch.tensor(v, dtype=T64, requires_grad=True) for k, v in init.items()}
+    g = torch.Generator().manual_seed(seed)  # the figure's weights, drawn by PyTorch from the same seed
+    shapes = {"W1": (4, 2), "b1": (4,), "W2": (1, 4), "b2": (1,)}
+    params = {k: torch.empty(shape, dtype=T64).uniform_(-1, 1, generator=g).requires_grad_()
+              for k, shape in shapes.items()}
     X = torch.tensor(figures.XOR_X, dtype=T64)
     Y = torch.tensor(figures.XOR_Y, dtype=T64)
     losses = []

@@ -248,10 +248,11 @@ XOR_STEPS = 100
 
 
 def xor_init(seed=0):
-    """The 2-4-1 MLP's starting weights, uniform in [-1, 1) like micrograd's Neuron."""
-    rng = np.random.default_rng(seed)
-    return {"W1": rng.uniform(-1, 1, (4, 2)), "b1": rng.uniform(-1, 1, 4),
-            "W2": rng.uniform(-1, 1, (1, 4)), "b2": rng.uniform(-1, 1, 1)}
+    """The 2-4-1 MLP's starting weights, uniform in [-1, 1) like micrograd's Neuron, drawn in
+    float64 from ``torch.Generator().manual_seed(seed)``: PyTorch seeded the same draws the same."""
+    g = torch.Generator().manual_seed(seed)
+    shapes = {"W1": (4, 2), "b1": (4,), "W2": (1, 4), "b2": (1,)}
+    return {name: torch.empty(shape, dtype=F64).uniform_(-1, 1, generator=g).numpy() for name, shape in shapes.items()}
 
 
 def xor_forward(params, X):
