@@ -186,6 +186,19 @@ class PowScalar(Op):
 
     def forward(x, exponent):
         with _errstate():
+            if x.dtype.kind == "f":
+                # PyTorch's pow_tensor_scalar_optimized_kernel: these exponents are products
+                # (x ** 3 is x * x * x, not powf), -0.5 is rsqrt, -1 reciprocal
+                if exponent == 2:
+                    return x * x
+                if exponent == 3:
+                    return x * x * x
+                if exponent == -2:
+                    return x.dtype.type(1) / (x * x)
+                if exponent == -1:
+                    return x.dtype.type(1) / x
+                if exponent == -0.5:
+                    return x.dtype.type(1) / np.sqrt(x)
             return np.power(x, exponent)
 
     def save(ctx, x, out, exponent):
@@ -338,7 +351,12 @@ class TanhBackward(Op):
     name = "TanhBackwardBackward0"
 
     def forward(g, y):
-        return g * ((1 - y) * (1 + y))  # rounds like PyTorch's fused 1 - y*y far more often
+        # (1 - y) * (1 + y) rounds like PyTorch's fused 1 - y*y far more often
+        if type(y) is np.ndarray and y.shape == g.shape and y.dtype == g.dtype and y.ndim:
+            out = np.subtract(1, y)  # the same products, in one fresh array instead of three
+            out *= np.add(1, y)
+            return np.multiply(g, out, out=out)
+        return g * ((1 - y) * (1 + y))
 
     def save(ctx, g, y, out):
         ctx.save(grad_output=g, output=y)
