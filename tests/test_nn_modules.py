@@ -11,15 +11,20 @@ from conftest import assert_same, message
 rng = np.random.default_rng(1)
 
 
-def copy_weights(ours, theirs):
-    """Give the torch module our module's parameters and buffers."""
-    theirs.load_state_dict({k: torch.tensor(v._data) for k, v in ours.state_dict().items()})
+def seeded_twins(make, seed=0):
+    """The same module built in both libraries from the same seed: the same initial weights."""
+    gradwalk.manual_seed(seed)
+    ours = make(gradwalk.nn)
+    torch.manual_seed(seed)
+    theirs = make(torch.nn)
+    for (name, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items(), strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+    return ours, theirs
 
 
 def check_module(make, x, target_grads=True, rtol=1e-5, atol=1e-6):
-    """Build the same module in both libraries with the same weights; compare outputs and grads."""
-    ours, theirs = make(gradwalk.nn), make(torch.nn)
-    copy_weights(ours, theirs)
+    """Build the same module in both libraries from the same seed; compare outputs and grads."""
+    ours, theirs = seeded_twins(make)
     gx = gradwalk.tensor(x, requires_grad=x.dtype.kind == "f")
     px = torch.tensor(x, requires_grad=x.dtype.kind == "f")
     out_g, out_p = ours(gx), theirs(px)
@@ -72,8 +77,7 @@ def test_module_matches_torch(name, make, x):
 
 
 def test_embedding_module_matches_torch():
-    ours, theirs = nn.Embedding(7, 3, padding_idx=0), torch.nn.Embedding(7, 3, padding_idx=0)
-    copy_weights(ours, theirs)
+    ours, theirs = seeded_twins(lambda nn: nn.Embedding(7, 3, padding_idx=0))
     idx = np.array([[0, 3, 3], [6, 1, 0]])
     out_g, out_p = ours(gradwalk.tensor(idx)), theirs(torch.tensor(idx))
     assert_same(out_g, out_p)

@@ -14,10 +14,12 @@ X = rng.standard_normal((8, 3)).astype(np.float32)
 Y = rng.standard_normal((8, 2)).astype(np.float32)
 
 
-def twin_models():
+def twin_models(seed=0):
+    """The same model in both libraries, from the same seed: the same initial weights."""
+    gradwalk.manual_seed(seed)
     ours = gradwalk.nn.Sequential(gradwalk.nn.Linear(3, 4), gradwalk.nn.Tanh(), gradwalk.nn.Linear(4, 2))
+    torch.manual_seed(seed)
     theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
-    theirs.load_state_dict({k: torch.tensor(v._data) for k, v in ours.state_dict().items()})
     return ours, theirs
 
 
