@@ -352,8 +352,9 @@ class TanhBackward(Op):
 
     def forward(g, y):
         # (1 - y) * (1 + y) rounds like PyTorch's fused 1 - y*y far more often
-        if type(y) is np.ndarray and y.shape == g.shape and y.dtype == g.dtype and y.ndim:
-            out = np.subtract(1, y)  # the same products, in one fresh array instead of three
+        if (type(y) is np.ndarray and y.dtype == g.dtype and y.ndim and y.shape == g.shape
+                and y.strides == g.strides):
+            out = np.subtract(1, y)  # the same products and layout, one fresh array instead of three
             out *= np.add(1, y)
             return np.multiply(g, out, out=out)
         return g * ((1 - y) * (1 + y))
