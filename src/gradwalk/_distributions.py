@@ -370,31 +370,39 @@ def normal_fill_float(gen, n, mean, std, out=None):
     """``normal_fill_AVX2``: float32 uniforms, then ``avx_mathfun``'s ``log256_ps`` and
     ``sincos256_ps`` on eight lanes at a time, ``fmadd(n, std, mean)`` at the end.
 
-    Computed by ``_log256_fast`` and ``_sincos256_fast`` on whole chunks of lanes, written into
-    ``out`` (float32, ``n`` values) in place."""
+    PyTorch first fills the tensor with ``n`` uniforms, turns each block of 16 into 16 normals,
+    and, if ``n % 16``, fills the last 16 places again with 16 new uniforms and their normals.
+    Here the words are drawn a chunk at a time, in the same order, and ``_log256_fast`` and
+    ``_sincos256_fast`` work on whole chunks of lanes; the values go into ``out`` (float32)."""
     out = np.empty(n, dtype=F32) if out is None else out
-    _unit_float_into(gen._random(n), out)
-    tail = _unit_float(gen._random(16)) if n % 16 else None
     mean, std = F32(mean), F32(std)
     rows = n // 16
     lanes = _Lanes(min(rows * 8, _FAST_LANES) if rows else 8)
     step = _FAST_LANES // 8
     for lo in range(0, rows, step):
         hi = min(rows, lo + step)
-        _normal_rows_fast(out[lo * 16:hi * 16].reshape(-1, 2, 8), lanes, mean, std)
-    if tail is not None:
-        _normal_rows_fast(tail.reshape(1, 2, 8), lanes, mean, std)
+        words = gen._random((hi - lo) * 16).reshape(-1, 2, 8)
+        _normal_rows_fast(words, out[lo * 16:hi * 16].reshape(-1, 2, 8), lanes, mean, std)
+    if n % 16:
+        gen._random(n - rows * 16)  # the uniforms of the last places, replaced below
+        tail = np.empty(16, dtype=F32)
+        _normal_rows_fast(gen._random(16).reshape(1, 2, 8), tail.reshape(1, 2, 8), lanes, mean, std)
         out[n - 16:] = tail
     return out
 
 
-def _normal_rows_fast(rows, lanes, mean, std):
-    """Rows of 16 uniforms (``rows[:, 0]`` the radii's, ``rows[:, 1]`` the angles') replaced by
-    their 16 normals, in place."""
-    n = rows.shape[0] * 8
+def _normal_rows_fast(words, rows, lanes, mean, std):
+    """Rows of 16 words (``[:, 0]`` the radii's uniforms, ``[:, 1]`` the angles') to their 16
+    normals, written into ``rows``."""
+    n = words.shape[0] * 8
     u1, u2, radius, sin, cos = (a[:n] for a in lanes.g)
-    np.subtract(F32(1), rows[:, 0, :], out=u1.reshape(-1, 8))
-    np.multiply(rows[:, 1, :], _TWO_PI_F, out=u2.reshape(-1, 8))
+    low_bits = radius.view(np.uint32).reshape(-1, 8)  # scratch until the radius is computed
+    for half, u in ((0, u1), (1, u2)):
+        np.bitwise_and(words[:, half, :], np.uint32(0xFFFFFF), out=low_bits)
+        np.copyto(u.reshape(-1, 8), low_bits, casting="unsafe")  # exact: below 2**24
+        np.multiply(u, F32(2.0 ** -24), out=u)
+    np.subtract(F32(1), u1, out=u1)
+    np.multiply(u2, _TWO_PI_F, out=u2)
     _log256_fast(u1, lanes, radius)
     np.multiply(radius, F32(-2), out=radius)
     np.sqrt(radius, out=radius)
