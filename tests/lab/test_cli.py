@@ -32,7 +32,9 @@ def test_the_command_serves_the_lab_with_two_server_processes(tmp_path):
                     break
             except httpx.TransportError:
                 time.sleep(0.1)
-        answer = httpx.post(f"{url}/api/run", json={"source": PRESETS[0]["source"]}).json()
+        # the workers start in the background: the first snippet may wait for one
+        answer = httpx.post(f"{url}/api/run", json={"source": PRESETS[0]["source"]},
+                            timeout=120).json()
         assert answer["ok"]
         assert httpx.get(f"{url}/api/health", headers={"host": "evil.example"}).status_code == 400
     finally:
