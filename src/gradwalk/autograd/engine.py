@@ -28,6 +28,7 @@ import numpy as np
 from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
 from ..ops.core import observers as _observers
+from ..ops.cascade_sum import cascade_sum as _cascade_sum
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class, accumulate_into_grad
 
@@ -255,16 +256,16 @@ def _validate_one(fn, i, grad, shape, dtype):
     return grad
 
 
-_add_reduce = np.add.reduce  # (ndarray.sum is a Python wrapper around it)
 
 
 def _sum_to(data, shape):
-    """``at::sum_to`` on an array: sum the leading dims and the dims ``shape`` has as 1."""
+    """``at::sum_to`` on an array: sum the leading dims and the dims ``shape`` has as 1, adding
+    in PyTorch's order (ops/cascade_sum.py), so a bias's gradient has PyTorch's bits."""
     lead = data.ndim - len(shape)
-    if data.shape[lead:] == shape:  # only leading dims (a bias's gradient): one reduce, nothing to reshape
-        return _add_reduce(data, 0) if lead == 1 else _add_reduce(data, tuple(range(lead)))
+    if data.shape[lead:] == shape:  # only leading dims (a bias's gradient): nothing to reshape
+        return _cascade_sum(data, 0) if lead == 1 else _cascade_sum(data, tuple(range(lead)))
     dims = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and data.shape[lead + i] != 1)
-    summed = data.sum(axis=dims, keepdims=True) if dims else data
+    summed = _cascade_sum(data, dims, keepdims=True) if dims else data
     return summed.reshape(shape) if lead else summed
 
 

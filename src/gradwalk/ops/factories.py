@@ -183,7 +183,47 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     on_cpu(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _make(np.linspace(start, end, steps).astype(d.np), requires_grad=requires_grad)
+    return _make(_linspace_values(start, end, steps, d.np), requires_grad=requires_grad)
+
+
+def _linspace_values(start, end, steps, np_dtype):
+    """PyTorch's linspace_kernel: step = (end - start) / (steps - 1) in the result's dtype; the
+    first half counts up from start, the second half down from end, each value one fused
+    multiply-add (start + step * i) rounded once."""
+    steps = int(steps)
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    f = np.dtype(np_dtype)
+    if f.kind != "f" or f.itemsize not in (4, 8) or steps < 2:
+        return np.linspace(start, end, steps).astype(f)
+    s, e = f.type(start), f.type(end)
+    step = f.type((e - s) / f.type(steps - 1))
+    i = np.arange(steps)
+    low = i < steps // 2
+    k = np.where(low, i, steps - i - 1).astype(f)
+    base = np.where(low, s, e)
+    sign = np.where(low, 1.0, -1.0).astype(f)
+    return _fused_multiply_add(sign * step, k, base).astype(f)
+
+
+def _fused_multiply_add(a, b, c):
+    """a * b + c rounded once (as the C++ compiler's FMA contraction), for float32 or float64."""
+    if a.dtype == np.float32:  # the float64 product of two float32 is exact: one rounding left
+        return (a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)).astype(np.float32)
+    # float64: Dekker's exact product, then the sum and both errors added back
+    split = 134217729.0  # 2**27 + 1
+    def halves(v):
+        t = split * v
+        hi = t - (t - v)
+        return hi, v - hi
+    p = a * b
+    a_hi, a_lo = halves(a)
+    b_hi, b_lo = halves(b)
+    p_err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    total = c + p
+    bv = total - c
+    sum_err = (c - (total - bv)) + (p - bv)
+    return total + (sum_err + p_err)
 
 
 @export(method=False)

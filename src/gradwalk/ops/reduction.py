@@ -5,6 +5,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from .._dtype import float32, int64
 from ._util import export, max_keepdims, normalize_dim, normalize_dims
+from .cascade_sum import cascade_sum
 from .core import Op, apply_op
 
 
@@ -21,7 +22,7 @@ class SumAll(Op):
     saves_attrs = ("self_sym_sizes",)
 
     def forward(x, self_sym_sizes, dtype=None):
-        return np.asarray(x.sum(dtype=dtype))
+        return np.asarray(cascade_sum(x if dtype is None or x.dtype == dtype else x.astype(dtype)))
 
     def backward(ctx, g):
         return g.expand(ctx._attrs["self_sym_sizes"]),
@@ -35,7 +36,7 @@ class SumDim(Op):
     saves_attrs = ("dim", "keepdim", "self_sym_sizes")
 
     def forward(x, dim, keepdim, self_sym_sizes, dtype=None):
-        return np.asarray(x.sum(axis=dim, keepdims=keepdim, dtype=dtype))
+        return np.asarray(cascade_sum(x if dtype is None or x.dtype == dtype else x.astype(dtype), dim, keepdim))
 
     def backward(ctx, g):
         a = ctx._attrs
@@ -50,7 +51,9 @@ class MeanAll(Op):
     saves_attrs = ("self_sym_sizes", "self_sym_numel")
 
     def forward(x, self_sym_sizes, self_sym_numel):
-        return np.asarray(x.mean(), dtype=x.dtype)
+        if x.dtype.kind != "f":
+            return np.asarray(x.mean(), dtype=x.dtype)
+        return np.asarray(cascade_sum(x) / x.dtype.type(x.size), dtype=x.dtype)  # at::mean: sum, then div_
 
     def backward(ctx, g):
         a = ctx._attrs
@@ -65,7 +68,12 @@ class MeanDim(Op):
     saves_attrs = ("dim", "keepdim", "self_sym_sizes", "self_sym_numel")
 
     def forward(x, dim, keepdim, self_sym_sizes, self_sym_numel):
-        return np.asarray(x.mean(axis=dim, keepdims=keepdim), dtype=x.dtype)
+        if x.dtype.kind != "f":
+            return np.asarray(x.mean(axis=dim, keepdims=keepdim), dtype=x.dtype)
+        n = 1
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            n *= x.shape[d]
+        return np.asarray(cascade_sum(x, dim, keepdim) / x.dtype.type(n), dtype=x.dtype)
 
     def backward(ctx, g):
         a = ctx._attrs

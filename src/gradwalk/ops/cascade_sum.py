@@ -1,0 +1,189 @@
+"""Floating-point sums added up in the order PyTorch's CPU kernel adds them.
+
+Float addition is not associative, so two libraries that sum the same numbers in different orders
+print different last digits: NumPy sums pairwise, PyTorch (``aten/src/ATen/native/cpu/SumKernel.cpp``)
+runs a *cascade sum*. A row is read in 32-byte SIMD vectors (8 float32 or 4 float64 lanes), four
+vectors at a time; each of the four accumulators keeps four levels of partial sums, and level
+``j`` is emptied into level ``j + 1`` every ``2**level_power`` additions (``level_power =
+max(4, ceil(log2(n)) // 4)``). What is left over (the rows beyond the last full group of four
+vectors, the elements beyond the last full vector) is added in a fixed order at the end. Summing
+over a leading dimension (``x.sum(0)``) runs the same cascade down each column.
+
+``cascade_sum(array, axis)`` follows that order with NumPy's float arithmetic on whole columns at a
+time, so ``loss.item()`` prints PyTorch's 17 digits. It covers a sum over all elements, or over one
+dimension (or a run of adjacent ones) of a C-contiguous array or a transposed matrix; anything else
+(3-d views in another memory order, dims that are not adjacent) is summed by NumPy. Sums of 32768
+elements or more into one number are split between threads in PyTorch; they are split here as
+PyTorch splits them, with one thread per CPU this process may use.
+
+    >>> import numpy as np
+    >>> x = np.float32([0.7] * 100)
+    >>> float(cascade_sum(x)), float(x.sum())  # torch.full((100,), 0.7).sum().item() is 70.0
+    (70.0, 69.9999771118164)
+"""
+import os
+
+import numpy as np
+
+GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE: below it a reduction runs on one thread
+NUM_LEVELS = 4
+ILP = 4
+
+
+# Measured on PyTorch 2.13 (an AVX-512 machine too): the sum kernel reads 32-byte vectors, i.e.
+# 8 float32 or 4 float64 lanes, as its AVX2 and default builds do.
+_VECTOR_BYTES = 32
+
+
+def _threads():
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _ceil_log2(n):
+    return 0 if n <= 1 else (n - 1).bit_length()
+
+
+def _sequential(x, axis):
+    """x summed along axis strictly in index order, starting from +0.0 (as PyTorch's accumulators)."""
+    along = np.moveaxis(x, axis, 0)
+    acc = np.zeros(along.shape[1:], dtype=x.dtype)
+    for part in along:  # views, no copies
+        acc += part
+    return acc
+
+
+def _multi_row_sum(x):
+    """multi_row_sum: x (R, S, L) summed over S with four cascade levels -> (R, L)."""
+    rows, size, lanes = x.shape
+    level_power = max(4, _ceil_log2(size) // NUM_LEVELS)
+    step = 1 << level_power
+    groups = size // step
+    acc1 = acc2 = acc3 = np.zeros((rows, lanes), dtype=x.dtype)
+    if groups:
+        level0 = _sequential(x[:, :groups * step].reshape(rows, groups, step, lanes), 2)  # (R, G, L)
+        full1 = groups // step
+        acc1 = _sequential(level0[:, full1 * step:], 1)
+        if full1:
+            level1 = _sequential(level0[:, :full1 * step].reshape(rows, full1, step, lanes), 2)
+            full2 = full1 // step
+            acc2 = _sequential(level1[:, full2 * step:], 1)
+            if full2:
+                level2 = _sequential(level1[:, :full2 * step].reshape(rows, full2, step, lanes), 2)
+                acc3 = _sequential(level2, 1)
+    acc0 = _sequential(x[:, groups * step:], 1)
+    return acc0 + acc1 + acc2 + acc3  # evaluated left to right, as the kernel's final loop
+
+
+def _row_sum(x):
+    """row_sum: x (R, N, L) summed over N, four interleaved accumulators -> (R, L)."""
+    rows, size, lanes = x.shape
+    size_ilp = size // ILP
+    partial = _multi_row_sum(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP * lanes))
+    partial = partial.reshape(rows, ILP, lanes)
+    first = partial[:, 0].copy()
+    for i in range(size_ilp * ILP, size):
+        first += x[:, i]
+    for k in range(1, ILP):
+        first += partial[:, k]
+    return first
+
+
+def _inner_sum(x, lanes):
+    """Each row of x (R, N) summed, the rows contiguous: vectorized_inner_sum / scalar_inner_sum."""
+    rows, n = x.shape
+    if n < lanes:
+        return _row_sum(x.reshape(rows, n, 1))[:, 0]
+    vectors = n // lanes
+    vector_acc = _row_sum(x[:, :vectors * lanes].reshape(rows, vectors, lanes))
+    total = np.zeros(rows, dtype=x.dtype)
+    for k in range(vectors * lanes, n):
+        total += x[:, k]
+    for lane in range(lanes):
+        total += vector_acc[:, lane]
+    return total
+
+
+def _outer_sum(x, lanes):
+    """x (O, N, M) summed over N, M contiguous columns: vectorized_outer_sum / scalar_outer_sum."""
+    outer, n, m = x.shape
+    out = np.empty((outer, m), dtype=x.dtype)
+    block = ILP * lanes if m >= lanes else ILP
+    cascaded = (m // block) * block
+    if cascaded:
+        out[:, :cascaded] = _multi_row_sum(x[:, :, :cascaded])
+    if cascaded < m:
+        out[:, cascaded:] = _row_sum(x[:, :, cascaded:])
+    return out
+
+
+def _full_sum(flat, lanes):
+    n = flat.shape[0]
+    threads = _threads()
+    if n < GRAIN_SIZE or threads == 1:
+        return _inner_sum(flat.reshape(1, n), lanes)[0]
+    # at::parallel_reduce's two-pass reduction: parallel_for's chunks, one partial sum per thread
+    # in a buffer (zeros for threads left without work), then the buffer summed as a row
+    used = min(threads, -(-n // GRAIN_SIZE))
+    chunk = -(-n // used)
+    partials = np.zeros((1, threads), dtype=flat.dtype)
+    for t, begin in enumerate(range(0, n, chunk)):
+        partials[0, t] = _inner_sum(flat[begin:begin + chunk].reshape(1, -1), lanes)[0]
+    return _inner_sum(partials, lanes)[0]
+
+
+def _memory_order(x):
+    """The axes of x from the largest stride to the smallest (TensorIterator's order), or None
+    when x is not a dense block in that order (broadcast or sliced views)."""
+    if x.flags.c_contiguous:
+        return list(range(x.ndim))
+    if x.ndim != 2 or not x.flags.f_contiguous:
+        return None  # (3-d views in another order: PyTorch's loop order not followed here yet)
+    return [1, 0]
+
+
+def cascade_sum(x, axis=None, keepdims=False):
+    """x summed as PyTorch's CPU kernel sums it (see the module's docstring); float32/float64.
+
+    axis: None (all elements), an int, or a tuple of ints."""
+    x = np.asarray(x)
+    if x.dtype not in (np.float32, np.float64) or x.size == 0 or x.ndim == 0:
+        return x.sum(axis=axis, keepdims=keepdims)
+    lanes = _VECTOR_BYTES // x.dtype.itemsize
+    order = _memory_order(x)
+    if order is None:
+        return x.sum(axis=axis, keepdims=keepdims)
+    if axis is None:
+        result = np.asarray(_full_sum(x.transpose(order).reshape(-1), lanes), dtype=x.dtype)
+        return result.reshape((1,) * x.ndim) if keepdims else result
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = sorted({a % x.ndim for a in axes})
+    if len(axes) == x.ndim:
+        return cascade_sum(x, None, keepdims)
+    positions = sorted(order.index(a) for a in axes)
+    if positions != list(range(positions[0], positions[-1] + 1)):
+        return x.sum(axis=tuple(axes), keepdims=keepdims)  # reduced dims not adjacent in memory
+    permuted = x.transpose(order)
+    shape = permuted.shape
+    before = int(np.prod(shape[:positions[0]], dtype=np.int64))
+    reduced = int(np.prod(shape[positions[0]:positions[-1] + 1], dtype=np.int64))
+    after = int(np.prod(shape[positions[-1] + 1:], dtype=np.int64))
+    block = permuted.reshape(before, reduced, after)
+    if after == 1:
+        result = _inner_sum(block.reshape(before, reduced), lanes)
+    else:
+        result = _outer_sum(block, lanes)
+    # back to the kept axes in the input's own order
+    kept_in_memory_order = [a for a in order if a not in axes]
+    kept_shape = [x.shape[a] for a in kept_in_memory_order]
+    result = result.reshape(kept_shape)
+    kept = sorted(kept_in_memory_order)
+    result = result.transpose([kept_in_memory_order.index(a) for a in kept])
+    if keepdims:
+        result = np.expand_dims(result, tuple(axes))
+    return np.ascontiguousarray(result)
