@@ -258,7 +258,14 @@ def log1p(x):
     x = np.asarray(x, dtype=F64)
     if x.size <= _EXACT_BELOW:
         return np.array([math.log1p(v) for v in x.reshape(-1).tolist()], dtype=F64).reshape(x.shape)
-    return _log1p_vector(x, _LOG1P_FUSED)
+    flat = x.reshape(-1)
+    out = np.empty(flat.shape, dtype=F64)
+    for lo in range(0, flat.size, _LOG1P_CHUNK):  # the temporaries stay in cache
+        out[lo:lo + _LOG1P_CHUNK] = _log1p_vector(flat[lo:lo + _LOG1P_CHUNK], _LOG1P_FUSED)
+    return out.reshape(x.shape)
+
+
+_LOG1P_CHUNK = 1 << 13
 
 
 # ------------------------------------------------------------------------------------------------
