@@ -3,7 +3,8 @@ legal code that must run (a ``view`` of a ``split()`` output, ``t[range(n), idx]
 answers that must agree, errors included (a second backward through ``index_put``, pruning in
 ``autograd.grad``, ``no_grad`` on a generator, ...)."""
 import pytest
-import torch  # noqa: F401  (real PyTorch: these tests fail without it)
+import torch  # (real PyTorch: these tests fail without it)
+import gradwalk
 
 from parity import assert_same, message, run_both, run_in
 
@@ -237,3 +238,20 @@ def test_a_custom_backward_returning_none_into_a_built_in_node():
         grads = (y.grad.tolist(), p.grad.tolist(), q.grad)
     """)
     assert gw["grads"] == pt["grads"]
+
+
+def test_calling_a_node_with_the_wrong_number_of_gradients_is_a_type_error():
+    # PyTorch's test_autograd.py test_grad_fn_badcalls
+    messages = {}
+    for lib in (gradwalk, torch):
+        x = lib.ones(1, requires_grad=True)
+        y = x ** 2
+        found = []
+        for args in [(x.detach(), x.detach()), ()]:
+            try:
+                y.grad_fn(*args)
+            except TypeError as e:
+                found.append(str(e))
+        found.append(y.grad_fn(x.detach()).tolist())
+        messages[lib.__name__] = found
+    assert messages["gradwalk"] == messages["torch"]

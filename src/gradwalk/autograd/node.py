@@ -361,7 +361,11 @@ class Node:
 
     def __call__(self, *grads):
         """Run the backward formula alone, without the engine's reduction (as PyTorch does).
-        Like PyTorch's binding: one gradient comes back as a tensor, several as a tuple."""
+        Like PyTorch's binding: one gradient comes back as a tensor, several as a tuple, and a
+        call with another number of gradients than the node receives is a TypeError."""
+        expected = len(self._input_metadata)
+        if expected and len(grads) != expected:
+            raise TypeError(f"expected {expected} arguments, got {len(grads)} instead")
         out = tuple(self.apply(list(grads)))
         return out[0] if len(out) == 1 else out
 
