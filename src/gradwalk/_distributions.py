@@ -654,9 +654,11 @@ def random_from_to(gen, n, np_dtype, low, high):
     if span >= (1 << 28) + (np.dtype(np_dtype) == F32):
         words = gen._random64(n) % np.uint64(span)
     else:
-        words = gen._random(n).astype(np.uint64) % np.uint64(span)
-    values = words.astype(np.int64) + np.int64(low)
-    return values.astype(np_dtype)
+        words = gen._random(n)
+        np.remainder(words, np.uint32(span), out=words)  # 32-bit division: the word is below 2**32
+    values = words.astype(np.int64)
+    values += np.int64(low)
+    return values.astype(np_dtype, copy=False)
 
 
 def random_full_range(gen, n, np_dtype):
