@@ -9,7 +9,7 @@
 import { Graphviz } from "@hpcc-js/wasm-graphviz";
 import { formatShort } from "./tensor";
 import { edgeKey, matchGradsOut, type PassState } from "./timeline";
-import { className, displayName } from "./panels/names";
+import { className, displayName, isMaxSeq, MAX_SEQ, MAX_SEQ_FULL, seqLabel } from "./panels/names";
 import type { Graph, GraphNode, Pass, RunResponse, Tensor } from "./types";
 
 let graphviz: Graphviz | null = null;
@@ -61,7 +61,7 @@ function gradText(slots: (Tensor | null)[] | null | undefined): string {
 }
 
 function seqText(node: GraphNode): string {
-  return node.seq == null ? "seq max" : `seq ${node.seq}`;
+  return seqLabel(node.seq);
 }
 
 /** The rows of a node's label. Gradient rows carry the final value of the pass so the layout
@@ -184,12 +184,12 @@ export function renderGraph(container: HTMLElement, pass: Pass, run: RunResponse
     g.dataset.id = node.id;
     g.dataset.name = node.name;
     g.dataset.kind = node.kind;
-    if (node.seq != null) g.dataset.seq = String(node.seq);
+    if (node.seq != null) g.dataset.seq = isMaxSeq(node.seq) ? MAX_SEQ_FULL : String(node.seq);
     if (node.variable) g.dataset.variable = node.variable;
     g.classList.add(`kind-${node.kind}`);
     const title = g.querySelector("title");
     // The tooltip keeps the API's (C++) name: torch::autograd::AccumulateGrad.
-    if (title) title.textContent = node.seq == null ? node.name : `${node.name} (seq ${node.seq})`;
+    if (title) title.textContent = node.seq == null && node.kind === "root" ? node.name : `${node.name} (seq ${isMaxSeq(node.seq) ? `${MAX_SEQ} = ${MAX_SEQ_FULL}` : node.seq})`;
     const view: NodeView = { g, node, texts: new Map(), saved: new Map() };
     const texts = Array.from(g.querySelectorAll<SVGTextElement>("text"));
     const r = rows.get(node.id) ?? [];

@@ -1,6 +1,6 @@
 // First steps in the lab: a short guide on the first visit (dismissible, remembered in
 // localStorage, re-opened by "How to use the lab"), a "?" on each panel that opens a short
-// explanation under its heading, and the lab's terms ("waits", "input buffer", "seq max",
+// explanation under its heading, and the lab's terms ("waits", "input buffer", "seq 2⁶⁴−1",
 // "AccumulateGrad", "freed") explained where they appear, on hover, focus and tap.
 //
 // The guide is not modal: it never blocks the page, so a student can follow it while pressing
@@ -16,8 +16,8 @@ export const TERMS: Record<string, string> = {
     "How many gradients the node still waits for. compute_dependencies counts the edges into each node before the first step; each arriving gradient takes one off. At 0 the node goes into the ready queue.",
   "input buffer":
     "Where a node's incoming gradients are summed while it waits for the rest. Two paths into one node means two gradients added in its buffer before the node runs.",
-  "seq max":
-    "AccumulateGrad nodes have the largest sequence number there is (2**64 − 1), so the ready queue always pops them first: a leaf's .grad is written as soon as its gradient is complete.",
+  "seq 2⁶⁴−1":
+    "AccumulateGrad nodes have the largest sequence number there is, 2⁶⁴−1 (18446744073709551615), so the ready queue always pops them first: a leaf's .grad is written as soon as its gradient is complete.",
   AccumulateGrad:
     "The node at the end of every leaf that requires grad. It adds the gradient it receives into the leaf's .grad (+=, so gradients accumulate across backward calls).",
   freed:

@@ -50,10 +50,18 @@ function upright(nodes: DiagramNode[]): { nodes: DiagramNode[]; width: number; h
   return { nodes: moved, width, height: Math.round(12 + tallest + (xs.length - 1) * gapY + 12) };
 }
 
+/** What a screen reader says for the drawing: every box with its lines, in order. */
+export function diagramLabel(nodes: DiagramNode[], edges: DiagramEdge[]): string {
+  const boxes = nodes.map((n) => (n.lines.length ? `${n.title} (${n.lines.map((l) => l.text).join(", ")})` : n.title));
+  const arrows = edges.map((e) => `${nodes.find((n) => n.id === e.from)?.title ?? e.from} to ${nodes.find((n) => n.id === e.to)?.title ?? e.to}${e.label ? ` carrying ${e.label}` : ""}`);
+  return `Graph of ${nodes.length} boxes: ${boxes.join("; ")}. Arrows: ${arrows.join("; ")}.`;
+}
+
 export function diagram(width: number, height: number, nodes: DiagramNode[], edges: DiagramEdge[], room?: number): SVGSVGElement {
   const vertical = (room ?? window.innerWidth) < NARROW;
+  const label = diagramLabel(nodes, edges);
   if (vertical) ({ nodes, width, height } = upright(nodes));
-  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: vertical ? "diagram upright" : "diagram", role: "img" });
+  const svg = el("svg", { viewBox: `0 0 ${width} ${height}`, class: vertical ? "diagram upright" : "diagram", role: "img", "aria-label": label });
   const defs = el("defs", {});
   for (const [id, color] of [["arrow", "#9aa5b1"], ["arrow-lit", "#c2410c"]]) {
     const marker = el("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });

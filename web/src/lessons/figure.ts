@@ -44,20 +44,6 @@ export function renderFigure(block: FigureBlock, ctx: BlockContext): RenderedBlo
   }
   const teardown = page.mount(root, block.params ?? {});
   scopeIds(root, `fig-${block.id}`);
-  // the hand-drawn diagrams (figures/diagram.ts) are role="img" without a name: name them by
-  // their nodes, each time a figure redraws one
-  const nameDiagrams = () => {
-    for (const svg of root.querySelectorAll<SVGSVGElement>('svg[role="img"]:not([aria-label])')) {
-      const nodes = [...svg.querySelectorAll(".dtitle")].map((t) => t.textContent).filter(Boolean);
-      svg.setAttribute("aria-label", `${page.title}: a diagram of ${nodes.join(", ") || "the graph"}`);
-    }
-  };
-  const observer = new MutationObserver(nameDiagrams);
-  observer.observe(root, { childList: true, subtree: true });
-  nameDiagrams();
-  ctx.onTeardown(() => {
-    observer.disconnect();
-    teardown();
-  });
+  ctx.onTeardown(teardown);
   return { el };
 }

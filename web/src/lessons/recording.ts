@@ -1,36 +1,48 @@
-// `recording` blocks: the same code on real PyTorch and on gradwalk, as two tables side by side
-// (stacked on narrow screens). Each side names its engine, version and whether it was recorded
+// `recording` blocks: the same code on real PyTorch and on gradwalk, as two tables, PyTorch's
+// above gradwalk's, each as wide as the column (side by side, each got half and hid its seq and
+// gradient columns). Each side names its engine, version and whether it was recorded
 // live when the lesson was computed or shipped with the lesson.
 
 import { h } from "../dom";
+import { className, seqText, seqTitle } from "../panels/names";
 import type { RenderedBlock } from "./context";
 import type { RecordingBlock, RecordingSide } from "./types";
 
-type Column = { head: string; cell: (row: Record<string, unknown>) => string; cls?: string };
-
-/** 2**64 - 1 (an AccumulateGrad's sequence number) arrives as a JSON integer that a JavaScript
- *  number cannot hold: it parses as 2**64 exactly, so it is written back as UINT64_MAX. */
-const UINT64_MAX = 2 ** 64;
+type Cell = { text: string; title?: string | null };
+type Column = { head: string; cell: (row: Record<string, unknown>) => Cell; cls?: string };
 
 function text(v: unknown): string {
   if (v == null) return "—";
-  if (v === UINT64_MAX) return "18446744073709551615";
   if (Array.isArray(v)) return v.map(text).join(", ");
   return String(v);
 }
 
+/** A node or event name: the class name (`AccumulateGrad`), the full C++ name in the tooltip. */
+function nameCell(v: unknown, indent = 0): Cell {
+  const full = text(v);
+  const short = className(full);
+  return { text: `${"\u2003".repeat(indent)}${short}`, title: short !== full ? full : null };
+}
+
+/** 2**64 − 1 (an AccumulateGrad's sequence number) arrives as a JSON integer that a JavaScript
+ *  number cannot hold (it parses as 2**64): written 2⁶⁴−1, the exact value in the tooltip. A
+ *  null is a row without one ("—"). */
+function seqCell(v: unknown): Cell {
+  return { text: seqText(v, "—"), title: seqTitle(v, false) };
+}
+
 const COLUMNS: Record<RecordingBlock["kind"], Column[]> = {
   "hook-order": [
-    { head: "step", cell: (r) => text(r.step), cls: "num" },
-    { head: "node", cell: (r) => text(r.node), cls: "node" },
-    { head: "seq", cell: (r) => text(r.seq), cls: "num" },
-    { head: "gradient received", cell: (r) => text(r.grad), cls: "num grad" },
+    { head: "step", cell: (r) => ({ text: text(r.step) }), cls: "num" },
+    { head: "node", cell: (r) => nameCell(r.node), cls: "node" },
+    { head: "seq", cell: (r) => seqCell(r.seq), cls: "num seq" },
+    { head: "gradient received", cell: (r) => ({ text: text(r.grad) }), cls: "num grad" },
   ],
   profile: [
-    { head: "event", cell: (r) => `${"\u2003".repeat(Number(r.depth) || 0)}${text(r.name)}`, cls: "node" },
-    { head: "phase", cell: (r) => text(r.phase) },
-    { head: "seq", cell: (r) => text(r.seq), cls: "num" },
-    { head: "backward node", cell: (r) => text(r.node) },
+    { head: "event", cell: (r) => nameCell(r.name, Number(r.depth) || 0), cls: "node" },
+    { head: "phase", cell: (r) => ({ text: text(r.phase) }) },
+    { head: "seq", cell: (r) => seqCell(r.seq), cls: "num seq" },
+    { head: "backward node", cell: (r) => nameCell(r.node) },
   ],
 };
 
@@ -58,7 +70,10 @@ function sideTable(name: string, side: RecordingSide, kind: RecordingBlock["kind
             h(
               "tr",
               { class: row.phase === "backward" ? "backward" : row.phase === "forward" ? "forward" : null },
-              ...columns.map((c) => h("td", { class: c.cls ?? null }, c.cell(row))),
+              ...columns.map((c) => {
+                const cell = c.cell(row);
+                return h("td", { class: c.cls ?? null, title: cell.title ?? null }, cell.text);
+              }),
             ),
           ),
         ),

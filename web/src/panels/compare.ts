@@ -7,7 +7,7 @@ import { ApiFailure } from "../api";
 import { empty, fill, h } from "../dom";
 import { formatTensor } from "../tensor";
 import type { ApiError, Tensor } from "../types";
-import { className } from "./names";
+import { className, seqText, seqTitle } from "./names";
 
 interface CompareNode {
   name: string;
@@ -52,10 +52,10 @@ export interface CompareResponse {
 
 function nodeCell(node: CompareNode | null, differs: string[]): HTMLElement[] {
   if (!node) return [h("td", { class: "missing", colspan: 3 }, "— (no such step)")];
-  const seq = node.seq == null ? "MAX" : String(node.seq);
+  const seq = seqText(node.seq);
   return [
     h("td", { class: differs.includes("name") ? "diff name" : "name", title: node.name }, className(node.name)),
-    h("td", { class: differs.includes("seq") ? "diff num" : "num" }, seq),
+    h("td", { class: differs.includes("seq") ? "diff num" : "num", title: seqTitle(node.seq) }, seq),
     h("td", { class: differs.includes("grad") ? "diff grad num" : "grad num" }, node.grad_in.map((g) => (g ? formatTensor(g) : "None")).join(", ")),
   ];
 }

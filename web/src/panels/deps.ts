@@ -4,8 +4,15 @@
 import { empty, fill, h } from "../dom";
 import type { PassState } from "../timeline";
 import { term } from "../guide";
-import { nodeName } from "./names";
+import { nodeName, seqText, seqTitle } from "./names";
 import { cell, fitTable } from "./table";
+
+function seqCell(seq: number | null): HTMLElement {
+  const td = cell(seqText(seq), "muted num");
+  const full = seqTitle(seq);
+  if (full) td.title = full;
+  return td;
+}
 
 export function renderDeps(el: HTMLElement, state: PassState | null): void {
   if (!state) return fill(el, empty("No pass to show."));
@@ -21,7 +28,7 @@ export function renderDeps(el: HTMLElement, state: PassState | null): void {
         class: [change ? "changed" : "", `st-${state.status.get(node.id)}`].join(" ").trim(),
       },
       cell(nodeName(state.graph, node.id)),
-      cell(node.seq == null ? "max" : String(node.seq), "muted num"),
+      seqCell(node.seq),
       cell(change ? `${change.before} → ${change.after}` : String(count), "num"),
     );
   });
@@ -30,7 +37,7 @@ export function renderDeps(el: HTMLElement, state: PassState | null): void {
     fitTable(
       [
         { head: "node" },
-        { head: "seq", width: "3.6em", class: "num", title: "sequence number (max for AccumulateGrad)" },
+        { head: "seq", width: "3.6em", class: "num", title: "sequence number (2⁶⁴−1 for AccumulateGrad)" },
         { head: term("waits"), width: "4.4em", class: "num", title: "how many gradients the node still waits for" },
       ],
       rows,

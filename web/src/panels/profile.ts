@@ -7,7 +7,7 @@
 import { empty, fill, h } from "../dom";
 import type { ApiError } from "../types";
 import type { ToolPanel } from "./compare";
-import { className } from "./names";
+import { className, isMaxSeq, MAX_SEQ_FULL, seqText } from "./names";
 
 export interface ProfileEvent {
   id: number;
@@ -85,10 +85,10 @@ export function renderTimeline(el: HTMLElement, r: ProfileResponse): void {
     const left = x.get(e.id)!;
     const y = e.kind === "forward" ? ROW_FWD : ROW_BWD;
     const g = svg("g", { class: `event ${e.kind}`, "data-seq": e.seq ?? "", "data-name": e.name });
-    g.append(svg("title", {}, `${e.name}\nseq ${e.seq ?? "—"} · ${duration(e.dur_us)}`));
+    g.append(svg("title", {}, `${e.name}\nseq ${isMaxSeq(e.seq, false) ? MAX_SEQ_FULL : seqText(e.seq, "—")} · ${duration(e.dur_us)}`));
     g.append(svg("rect", { x: left, y, width: slot - 12, height: BOX_H, rx: 5 }));
     g.append(svg("text", { x: left + 6, y: y + 14, class: "ev-name" }, short(className(e.name), chars)));
-    g.append(svg("text", { x: left + 6, y: y + 28, class: "ev-meta" }, `seq ${e.seq ?? "—"} · ${duration(e.dur_us)}`));
+    g.append(svg("text", { x: left + 6, y: y + 28, class: "ev-meta" }, `seq ${seqText(e.seq, "—")} · ${duration(e.dur_us)}`));
     chart.append(g);
     (inner.get(e.id) ?? []).forEach((op, i) => {
       const iy = ROW_BWD + BOX_H + 6 + i * INNER_H;

@@ -7,13 +7,13 @@ import { term } from "../guide";
 import { formatTensor, fullTensor } from "../tensor";
 import type { PassState } from "../timeline";
 import type { Mode } from "../types";
-import { nodeName, seqLabel } from "./names";
+import { isMaxSeq, MAX_SEQ_FULL, nodeName, seqLabel, seqTitle } from "./names";
 
 export function renderQueue(el: HTMLElement, state: PassState | null, mode: Mode): void {
   const topo = mode === "topo";
   const caption = topo
     ? h("p", { class: "caption" }, "micrograd has no ready queue: these nodes are still to run, in the topological order it sorted once at the start. A gradient shown is what has arrived so far.")
-    : h("p", { class: "caption" }, "Pop order: highest sequence number first; ", term("AccumulateGrad"), " (", term("seq max"), ") goes first.");
+    : h("p", { class: "caption" }, "Pop order: highest sequence number first; ", term("AccumulateGrad"), " (", term("seq 2⁶⁴−1"), ") goes first.");
   if (!state) return fill(el, empty("No pass to show."));
   if (!state.ready.length) return fill(el, caption, empty(topo ? "Nothing left: backward is done." : "Empty: backward is done."));
   const items = state.ready.map((entry, i) => {
@@ -21,10 +21,10 @@ export function renderQueue(el: HTMLElement, state: PassState | null, mode: Mode
     const text = grad ? grad.map((t) => formatTensor(t)).join(", ") : null;
     return h(
       "li",
-      { "data-node": entry.node, "data-seq": entry.seq ?? "max", class: i === 0 ? "next" : null },
+      { "data-node": entry.node, "data-seq": isMaxSeq(entry.seq) ? MAX_SEQ_FULL : entry.seq, class: i === 0 ? "next" : null },
       h("span", { class: "name" }, nodeName(state.graph, entry.node)),
       " ",
-      h("span", { class: "badge seq" }, seqLabel(entry.seq)),
+      h("span", { class: "badge seq", title: seqTitle(entry.seq) }, seqLabel(entry.seq)),
       text ? " " : null,
       text
         ? h("span", { class: "grad num", title: `${topo ? "summed so far" : "its input buffer (complete)"}: ${grad!.map(fullTensor).join("; ")}` }, topo ? `so far ${text}` : text)
