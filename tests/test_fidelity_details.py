@@ -83,5 +83,6 @@ def test_calling_a_node_returns_a_tensor_for_one_input_and_a_tuple_for_more_as_t
         x = lib.tensor(0.5, requires_grad=True)
         one = lib.tanh(x).grad_fn(lib.tensor(1.0))
         two = (x * x).grad_fn(lib.tensor(1.0))
-        results[lib.__name__] = (type(one).__name__, type(two).__name__, len(two), one.detach().item(), two[0].detach().item())
+        results[lib.__name__] = (type(one).__name__, type(two).__name__, len(two),
+                                 one.detach().item(), two[0].detach().item())
     assert results["gradwalk"] == results["torch"]
