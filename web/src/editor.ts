@@ -78,7 +78,53 @@ const theme = EditorView.theme({
   },
 });
 
-export function createEditor(parent: HTMLElement, text: string, onRun: () => void): Editor {
+export interface EditorOptions {
+  /** Measure the lines even while the editor is out of sight (a lesson's many snippets). */
+  measureOffscreen?: boolean;
+}
+
+/**
+ * Measure every line of `view` now, even out of sight. CodeMirror measures only what is in the
+ * window and estimates the rest; until an editor scrolls into view its line numbers sit at the
+ * estimated heights (~16-26 px) beside 21 px code lines, which a full-page screenshot or a quick
+ * scroll shows. CodeMirror measures everything this way while printing (its viewState.printing);
+ * the flag is internal, so without it nothing happens.
+ */
+function measureWhole(view: EditorView): void {
+  const inner = view as unknown as { viewState?: { printing?: boolean }; measure?: () => void };
+  const viewState = inner.viewState;
+  if (!view.dom.isConnected || !viewState || typeof viewState.printing !== "boolean" || typeof inner.measure !== "function") return;
+  viewState.printing = true;
+  try {
+    inner.measure.call(view);
+  } finally {
+    viewState.printing = false;
+  }
+  view.requestMeasure();
+}
+
+/** Measure `view` whole once it is in the document, when the fonts arrive, and after the
+ *  window changes width (lines wrap anew). */
+function measureOffscreen(view: EditorView): void {
+  let frames = 0;
+  const whenConnected = () => {
+    if (view.dom.isConnected) {
+      measureWhole(view);
+      void document.fonts?.ready.then(() => measureWhole(view));
+    } else if (++frames < 600) requestAnimationFrame(whenConnected);
+  };
+  requestAnimationFrame(whenConnected);
+  let timer = 0;
+  let width = window.innerWidth;
+  window.addEventListener("resize", () => {
+    if (window.innerWidth === width) return;
+    width = window.innerWidth;
+    clearTimeout(timer);
+    timer = window.setTimeout(() => measureWhole(view), 150);
+  });
+}
+
+export function createEditor(parent: HTMLElement, text: string, onRun: () => void, options: EditorOptions = {}): Editor {
   const dataset = parent.dataset;
   const runKeys: Extension = Prec.highest(
     keymap.of([
@@ -102,6 +148,8 @@ export function createEditor(parent: HTMLElement, text: string, onRun: () => voi
       }),
     ],
   });
+
+  if (options.measureOffscreen) measureOffscreen(view);
 
   return {
     getText: () => view.state.doc.toString(),

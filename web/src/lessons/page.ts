@@ -8,6 +8,7 @@ import { renderBlock } from "./blocks";
 import type { BlockContext, RenderedBlock } from "./context";
 import { browserStore, Progress, saveSummary, summaryLine } from "./progress";
 import { plainRich, rich } from "./prose";
+import { watchScrollers } from "./scrolls";
 import { followTips, glossaryMap } from "./terms";
 import type { Lesson } from "./types";
 import "./lessons.css";
@@ -138,6 +139,7 @@ export function mountLesson(container: HTMLElement, id: string, section: string 
       h("footer", { class: "lesson-foot" }, next, h("p", { class: "computed-with" }, `Every number on this page was computed by ${lesson.computed_with.engine} ${lesson.computed_with.version} when the lesson was served.`)),
     );
     container.replaceChildren(article);
+    teardowns.push(watchScrollers(article));
     summarise();
     onTitle(lesson.title);
     article.dataset.ready = "1";

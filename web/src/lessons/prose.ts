@@ -4,11 +4,13 @@
 
 import { h } from "../dom";
 import { typeset } from "./math";
+import { nameEmptyHeaders } from "./scrolls";
 import { wireTerms, type Glossary } from "./terms";
 
 export function enrich(el: HTMLElement, glossary: Glossary): HTMLElement {
   typeset(el);
   wireTerms(el, glossary);
+  nameEmptyHeaders(el);
   return el;
 }
 
