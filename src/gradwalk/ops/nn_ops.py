@@ -1,14 +1,17 @@
 """The ops of ``nn.functional`` that have backward nodes of their own in PyTorch.
 
-Convolution and pooling run on NumPy with im2col (a strided view of every window, then one
-matrix product). Activations' backward formulas are written with gradwalk ops, so their second
-derivatives work; the big ops (convolution, pooling, embedding) have linear backward passes, made
-ops of their own so that ``create_graph=True`` records them too.
+Convolution runs on NumPy with im2col: one strided copy per kernel tap builds every sample's
+patches, then one batched matrix product per layer (the input gradient: the transposed product,
+then one strided add per tap; no Python loop over output positions). Max pooling takes one pass
+per kernel tap over the whole batch, and its backward writes each gradient where its window's
+maximum was (one assignment when windows do not overlap). Activations' backward formulas are
+written with gradwalk ops, so their second derivatives work; the big ops (convolution, pooling,
+embedding) have linear backward passes, made ops of their own so that ``create_graph=True``
+records them too.
 """
 import math
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from ._util import as_tensor_arg
 from ._scatter import index_add_rows
@@ -238,55 +241,76 @@ def _pair(v):
     return (int(v), int(v)) if isinstance(v, (int, np.integer)) else tuple(int(i) for i in v)
 
 
-def _windows(x, kernel, stride, padding, dilation):
-    """Every receptive field of ``x`` (N, C, H, W) as a strided view (N, C, OH, OW, kh, kw)."""
+def _taps(x, kernel, stride, padding, dilation):
+    """The output size (OH, OW) and, for each kernel tap (i, j), the (N, C, OH, OW) strided view of
+    the padded ``x`` holding the pixel that tap sees at every output position."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, h, w = x.shape
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if ph or pw:
         x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    view = sliding_window_view(x, (span_h, span_w), axis=(2, 3))
-    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+    views = {(i, j): x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+             for i in range(kh) for j in range(kw)}
+    return oh, ow, views
+
+
+def _patches(x, kernel, stride, padding, dilation):
+    """im2col laid out for one batched product: (N, C*kh*kw, OH*OW), whose entry
+    (n, (c, i, j), (oh, ow)) is the pixel of channel c that kernel tap (i, j) sees at output
+    position (oh, ow). One strided copy per kernel tap (kh*kw copies of whole blocks), no loop
+    over positions."""
+    n, c = x.shape[:2]
+    oh, ow, views = _taps(x, kernel, stride, padding, dilation)
+    cols = np.empty((n, c) + tuple(kernel) + (oh, ow), dtype=x.dtype)
+    for (i, j), seen in views.items():
+        cols[:, :, i, j] = seen
+    return cols.reshape(n, -1, oh * ow), oh, ow
 
 
 def _columns(x, kernel, stride, padding, dilation):
-    """im2col: a (N*OH*OW, C*kh*kw) matrix whose rows are the flattened receptive fields."""
-    win = _windows(x, kernel, stride, padding, dilation)
-    n, c, oh, ow, kh, kw = win.shape
-    cols = np.ascontiguousarray(win.transpose(0, 2, 3, 1, 4, 5)).reshape(n * oh * ow, c * kh * kw)
-    return cols, oh, ow
+    """im2col with one row per output position: (N*OH*OW, C*kh*kw), for the weight gradient's
+    single matrix product (its layout fixes the order BLAS sums in: the same as before)."""
+    n, c = x.shape[:2]
+    oh, ow, views = _taps(x, kernel, stride, padding, dilation)
+    cols = np.empty((n, oh, ow, c) + tuple(kernel), dtype=x.dtype)
+    for (i, j), seen in views.items():
+        cols[..., i, j] = seen.transpose(0, 2, 3, 1)
+    return cols.reshape(n * oh * ow, -1), oh, ow
 
 
 def _conv_forward(x, w, stride, padding, dilation, groups):
+    """Each sample's output is weight (O, C*kh*kw) @ its patches (C*kh*kw, OH*OW): one batched
+    matrix product per group, landing in (N, O, OH, OW) order with no transpose."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
+    og = o // groups
     outs = []
     for gi in range(groups):
-        xg = x[:, gi * cg:(gi + 1) * cg]
-        wg = w[gi * (o // groups):(gi + 1) * (o // groups)]
-        cols, oh, ow = _columns(xg, (kh, kw), stride, padding, dilation)
-        outs.append((cols @ wg.reshape(wg.shape[0], -1).T).reshape(n, oh, ow, -1))
-    out = outs[0] if groups == 1 else np.concatenate(outs, axis=3)
-    return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
+        cols, oh, ow = _patches(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)
+        outs.append(np.matmul(w[gi * og:(gi + 1) * og].reshape(og, -1), cols).reshape(n, og, oh, ow))
+    return outs[0] if groups == 1 else np.concatenate(outs, axis=1)
 
 
 def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
-    """col2im of ``g @ w``: every window position adds its share back to the input it read."""
+    """col2im of weight.T @ g: every kernel tap adds its share back to the pixels it read, one
+    strided add of a whole (N, C, OH, OW) block per tap."""
     n, _, h, wd = input_shape
     o, cg, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     oh, ow = g.shape[2], g.shape[3]
     grad = np.zeros((n, cg * groups, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
-    g_rows = g.transpose(0, 2, 3, 1)  # (N, OH, OW, O)
+    g3 = g.reshape(n, o, oh * ow)
     og = o // groups
     for gi in range(groups):
         wg = w[gi * og:(gi + 1) * og].reshape(og, -1)
-        dcols = (g_rows[..., gi * og:(gi + 1) * og].reshape(-1, og) @ wg).reshape(n, oh, ow, cg, kh, kw)
+        dcols = np.matmul(wg.T, g3[:, gi * og:(gi + 1) * og]).reshape(n, cg, kh, kw, oh, ow)
         target = grad[:, gi * cg:(gi + 1) * cg]
         for i in range(kh):
             for j in range(kw):
                 rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
                 cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
-                target[:, :, rows, cols] += dcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+                target[:, :, rows, cols] += dcols[:, :, i, j]
     return grad[:, :, ph:ph + h, pw:pw + wd]
 
 
@@ -488,21 +512,37 @@ class MaxPool2DWithIndices(Op):
         extra_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
         padded = np.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
                         constant_values=-np.inf) if (ph or pw or extra_h or extra_w) else x
-        win = sliding_window_view(padded, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-        win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow].reshape(n, c, oh, ow, kh * kw)
-        where = win.argmax(axis=4)
-        out = np.take_along_axis(win, where[..., None], axis=4)[..., 0]
-        rows = np.arange(oh)[:, None] * sh + (where // kw) * dh - ph
-        cols = np.arange(ow)[None, :] * sw + (where % kw) * dw - pw
-        indices_out.append((rows * w + cols).astype(np.int64))
-        return np.ascontiguousarray(out)
+        # one pass per kernel tap over the whole (N, C, OH, OW) block of the values it sees: the
+        # first maximum in the window's row-major order wins, and a NaN beats every number
+        # (np.argmax's rule), with no loop over positions
+        nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
+        best, tap = None, None
+        for i in range(kh):
+            for j in range(kw):
+                seen = padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                if best is None:
+                    best, tap = seen.copy(), np.zeros(seen.shape, dtype=np.intp)
+                    continue
+                wins = seen > best
+                if nans:
+                    wins |= np.isnan(seen) & ~np.isnan(best)
+                np.copyto(best, seen, where=wins)
+                np.copyto(tap, i * kw + j, where=wins)
+        # flat index into the (unpadded) H*W plane, as PyTorch's indices
+        offsets = np.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)], dtype=np.int64)
+        base = (np.arange(oh)[:, None] * sh - ph) * w + (np.arange(ow)[None, :] * sw - pw)
+        indices_out.append(offsets[tap] + base)
+        return best
 
     def save(ctx, x, out, **attrs):
         ctx._attrs["indices"] = attrs["indices_out"][0]
         ctx._attrs["input_shape"] = tuple(x.shape)
 
     def backward(ctx, g):
-        return pool_scatter(g, ctx._attrs["indices"], ctx._attrs["input_shape"]),
+        a = ctx._attrs
+        (kh, kw), (sh, sw), (dh, dw) = a["kernel_size"], a["stride"], a["dilation"]
+        disjoint = sh >= dh * (kh - 1) + 1 and sw >= dw * (kw - 1) + 1
+        return pool_scatter(g, a["indices"], a["input_shape"], disjoint),
 
     def jvp(x, out, dx, **attrs):
         return pool_gather(dx, attrs["indices_out"][0])
@@ -513,13 +553,21 @@ class PoolScatter(Op):
 
     name = "MaxPool2DWithIndicesBackwardBackward0"
 
-    def forward(g, indices, input_shape):
+    def forward(g, indices, input_shape, disjoint=False):
         n, c, h, w = input_shape
         planes = np.arange(n * c).reshape(n, c, 1, 1) * (h * w)
-        flat = np.bincount((indices + planes).ravel(), weights=g.ravel(), minlength=n * c * h * w)
-        return flat.reshape(input_shape).astype(g.dtype)
+        flat = (indices + planes).ravel()
+        if g.dtype.kind == "f":
+            out = np.zeros(n * c * h * w, dtype=g.dtype)
+            if disjoint:  # windows that do not overlap: each input element gets at most one value
+                out[flat] = g.ravel() + 0.0  # 0.0 + g, as the sum would: -0.0 becomes 0.0
+            else:  # ATen's loop: each output position in turn adds into its input, in g's dtype
+                np.add.at(out, flat, g.ravel())
+            return out.reshape(input_shape)
+        total = np.bincount(flat, weights=g.ravel(), minlength=n * c * h * w)
+        return total.reshape(input_shape).astype(g.dtype)
 
-    def save(ctx, g, out, indices, input_shape):
+    def save(ctx, g, out, indices, input_shape, disjoint=False):
         ctx._attrs = {"indices": indices}
 
     def backward(ctx, gg):
@@ -543,8 +591,10 @@ class PoolGather(Op):
         return pool_scatter(g, ctx._attrs["indices"], ctx._attrs["input_shape"]),
 
 
-def pool_scatter(g, indices, input_shape):
-    return apply_op(PoolScatter, (g,), {"indices": indices, "input_shape": tuple(input_shape)})
+def pool_scatter(g, indices, input_shape, disjoint=False):
+    """``disjoint``: the windows do not overlap, so no input element gets two gradients."""
+    return apply_op(PoolScatter, (g,), {"indices": indices, "input_shape": tuple(input_shape),
+                                        "disjoint": disjoint})
 
 
 def pool_gather(x, indices):
