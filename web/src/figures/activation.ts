@@ -70,7 +70,7 @@ export const activation: FigurePage = {
       rendered(root);
     };
     const load = latest(
-      (p: Record<string, string | number>) => getFigure<Activation>("activation", p),
+      (p: Record<string, string | number>) => getFigure<Activation>("activation", p, page.busy),
       show,
       (e) => page.error(e),
     );

@@ -145,7 +145,7 @@ export const chainRule: FigurePage = {
     over.addEventListener("pointercancel", stop);
 
     const load = latest(
-      (p: Record<string, string | number>) => getFigure<ChainRule>("chain-rule", p),
+      (p: Record<string, string | number>) => getFigure<ChainRule>("chain-rule", p, page.busy),
       show,
       (e) => page.error(e),
     );

@@ -33,11 +33,63 @@ export function initial<T extends string | number | boolean>(params: FigureParam
   return String(value) as T;
 }
 
-export class FigureFailure extends Error {}
+export class FigureFailure extends Error {
+  /** true when the lab was too busy to answer (not a mistake in the figure's parameters) */
+  constructor(message: string, readonly busy = false) {
+    super(message);
+  }
+}
 
-export async function getFigure<T>(name: string, params: Record<string, string | number | boolean>): Promise<T> {
+/** Whether an answer means "the lab is busy, ask again": 5xx (a 503 past fetchRetrying's own
+ *  tries), or a time limit hit (a figure takes milliseconds; 5 s means the machine was loaded). */
+export function busyAnswer(status: number, body: unknown): boolean {
+  if (status >= 500 || status === 429) return true;
+  const error = body && typeof body === "object" && "error" in body ? (body as { error: { type?: string; message?: string } | null }).error : null;
+  return status === 422 && error?.type === "LimitError" && /longer than \d+(\.\d+)? ?s\b/.test(error.message ?? "");
+}
+
+/** Waits between busy tries: 1, 2, 4, 8, 8 … s (with up to a quarter more at random). */
+const BUSY_WAITS = [1000, 2000, 4000, 8000, 8000, 8000];
+
+/** Called with true while a figure waits to ask the busy lab again, false once it answered. */
+export type BusyNotice = (waiting: boolean) => void;
+
+/**
+ * `fetch` for a figure, riding out a busy lab: a busy answer (busyAnswer) or no answer at all
+ * is asked again after a pause, with `busy(true)` meanwhile, so the page shows "busy,
+ * retrying…" instead of an error. After BUSY_WAITS it gives up with a calm FigureFailure.
+ */
+export async function fetchFigure(url: string, init: RequestInit = {}, busy?: BusyNotice): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    let response: Response | null = null;
+    let body: unknown = null;
+    try {
+      response = await fetchRetrying(url, init);
+      if (response.ok) {
+        busy?.(false);
+        return response;
+      }
+      body = await response.clone().json().catch(() => null);
+      if (!busyAnswer(response.status, body)) {
+        busy?.(false);
+        return response;
+      }
+    } catch (e) {
+      if (e instanceof DOMException && e.name === "AbortError") throw e;
+    }
+    if (attempt >= BUSY_WAITS.length) {
+      busy?.(false);
+      throw new FigureFailure("The lab is still busy. Move a control (or reload) to try again in a moment.", true);
+    }
+    busy?.(true);
+    await new Promise((resolve) => setTimeout(resolve, BUSY_WAITS[attempt] * (1 + Math.random() / 4)));
+    if (init.signal?.aborted) throw new DOMException("aborted", "AbortError");
+  }
+}
+
+export async function getFigure<T>(name: string, params: Record<string, string | number | boolean>, busy?: BusyNotice): Promise<T> {
   const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)]));
-  const response = await fetchRetrying(`/api/figures/${name}?${query}`, { headers: { Accept: "application/json" } });
+  const response = await fetchFigure(`/api/figures/${name}?${query}`, { headers: { Accept: "application/json" } }, busy);
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new FigureFailure(body?.detail ?? `HTTP ${response.status}`);
   return body as T;
@@ -182,21 +234,43 @@ export function toggle(id: string, label: string, checked = false) {
 /** The usual layout: controls, then a figure area beside readouts, then an error line. */
 export function frame(root: HTMLElement, controls: HTMLElement[], figure: HTMLElement[], side: HTMLElement[]) {
   const error = h("p", { class: "figure-error", role: "alert", hidden: true });
+  const busy = h("p", { class: "figure-busy", role: "status", hidden: true }, "The lab is busy, retrying…");
   // on the figure's own page (not inline in a lesson): what it teaches, and the lesson using it
   const teach = root.id === "figure" ? teachingBox(root.dataset.figure ?? "") : null;
   root.append(
     ...(teach ? [teach] : []),
     h("div", { class: "figure-controls card" }, ...controls),
     h("div", { class: "figure-body" }, h("div", { class: "figure-main card" }, ...figure), h("div", { class: "figure-side card" }, ...side)),
+    busy,
     error,
   );
   return {
     error(e: unknown): void {
+      busy.hidden = true;
+      delete root.dataset.busy;
+      if (e instanceof FigureFailure && e.busy) {
+        // not the student's mistake nor the figure's: said calmly, in the busy line
+        busy.hidden = false;
+        busy.textContent = e.message;
+        root.dataset.busy = "gave-up";
+        return;
+      }
       error.hidden = false;
       error.textContent = e instanceof Error ? e.message : String(e);
     },
     ok(): void {
       error.hidden = true;
+      busy.hidden = true;
+      delete root.dataset.busy;
+    },
+    /** while waiting to ask the busy lab again */
+    busy(waiting: boolean): void {
+      busy.hidden = !waiting;
+      busy.textContent = "The lab is busy, retrying…";
+      if (waiting) {
+        error.hidden = true;
+        root.dataset.busy = "1";
+      } else delete root.dataset.busy;
     },
   };
 }

@@ -77,7 +77,7 @@ export const deadRelu: FigurePage = {
       rendered(root);
     };
     const load = latest(
-      (p: Record<string, number>) => getFigure<DeadRelu>("dead-relu", p),
+      (p: Record<string, number>) => getFigure<DeadRelu>("dead-relu", p, page.busy),
       show,
       (e) => page.error(e),
     );

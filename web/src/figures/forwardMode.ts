@@ -63,7 +63,7 @@ export const forwardMode: FigurePage = {
       rendered(root);
     }
     const load = latest(
-      (p: Record<string, number>) => getFigure<ForwardMode>("forward-mode", p),
+      (p: Record<string, number>) => getFigure<ForwardMode>("forward-mode", p, page.busy),
       (r: ForwardMode) => {
         page.ok();
         result = r;

@@ -82,7 +82,7 @@ export const gradientCheck: FigurePage = {
       rendered(root);
     };
     const load = latest(
-      (p: Record<string, string | number>) => getFigure<GradientCheck>("gradient-check", p),
+      (p: Record<string, string | number>) => getFigure<GradientCheck>("gradient-check", p, page.busy),
       show,
       (e) => page.error(e),
     );

@@ -85,7 +85,7 @@ export const learningRate: FigurePage = {
       rendered(root);
     };
     const load = latest(
-      (p: Record<string, number>) => getFigure<LearningRate>("learning-rate", p),
+      (p: Record<string, number>) => getFigure<LearningRate>("learning-rate", p, page.busy),
       show,
       (e) => page.error(e),
     );

@@ -126,7 +126,7 @@ export const pathsSum: FigurePage = {
     }
 
     const load = latest(
-      (p: Record<string, number | boolean>) => getFigure<PathsSum>("paths-sum", p),
+      (p: Record<string, number | boolean>) => getFigure<PathsSum>("paths-sum", p, page.busy),
       (r: PathsSum) => {
         page.ok();
         // The figure opens at step 0 (nothing has gone backward yet); moving a slider keeps

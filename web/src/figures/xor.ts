@@ -1,9 +1,9 @@
-// Figure 5: XOR. The seeds' 2-4-1 tanh MLP trained by gradwalk for 100 steps; the loss
-// curve is drawn live from the server's stream (one JSON line per step), the decision
-// boundary when training ends.
+// Figure 5: XOR. The seeds' 2-4-1 tanh MLP trained by gradwalk (`steps` steps, 100 unless a
+// lesson asks for more or fewer); the loss curve is drawn live from the server's stream (one
+// JSON line per step), the decision boundary, with its axes x₁ and x₂, when training ends.
 
 import { h } from "../dom";
-import { COLORS, fmt, frame, initial, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
+import { COLORS, fetchFigure, fmt, frame, initial, plottable, readouts, rendered, slider, type FigurePage, type Num } from "./common";
 import { lineChart } from "./common";
 
 interface StepEvent {
@@ -36,7 +36,8 @@ export async function readLines(response: Response, each: (event: unknown) => vo
 
 /** The model's output over the plane, blue for +1 (XOR true) and orange for −1. */
 function drawBoundary(canvas: HTMLCanvasElement, done: DoneEvent): void {
-  const size = Math.min(320, canvas.parentElement?.clientWidth ?? 320);
+  const room = (canvas.closest(".boundary-box")?.clientWidth ?? 344) - 24; // the x₂ label's column
+  const size = Math.max(120, Math.min(320, room));
   const ratio = devicePixelRatio;
   canvas.width = size * ratio;
   canvas.height = size * ratio;
@@ -56,6 +57,18 @@ function drawBoundary(canvas: HTMLCanvasElement, done: DoneEvent): void {
     }
   }
   const toPx = (v: number) => ((v - axis[0]) / (axis[n - 1] - axis[0])) * (n - 1) * cell + cell / 2;
+  // ticks at 0 and 1 on both axes (the XOR points' coordinates), written inside the plot's edge
+  ctx.fillStyle = "#1f2933";
+  ctx.font = `${11 * ratio}px system-ui, sans-serif`;
+  for (const v of [0, 1]) {
+    const at = toPx(v);
+    ctx.textAlign = "center";
+    ctx.textBaseline = "bottom";
+    ctx.fillText(String(v), at, size * ratio - 2 * ratio);
+    ctx.textAlign = "left";
+    ctx.textBaseline = "middle";
+    ctx.fillText(String(v), 3 * ratio, size * ratio - at);
+  }
   done.points.x.forEach(([px, py], i) => {
     const cx = toPx(px);
     const cy = size * ratio - toPx(py);
@@ -72,21 +85,31 @@ function drawBoundary(canvas: HTMLCanvasElement, done: DoneEvent): void {
 export const xor: FigurePage = {
   id: "xor",
   title: "XOR",
-  lede: "A 2-4-1 tanh MLP learns XOR: loss = Σ (model(x) − y)², 100 steps of p ← p − lr·p.grad, all in gradwalk on the server.",
+  lede: "A 2-4-1 tanh MLP learns XOR: loss = Σ (model(x) − y)², steps of p ← p − lr·p.grad (100 to start with), all in gradwalk on the server.",
   mount(root, params) {
     const lr = slider({ id: "lr", label: "learning rate", min: 0.01, max: 0.5, step: 0.01, value: initial(params, "lr", 0.05), format: (v) => v.toFixed(2) });
     const seed = slider({ id: "seed", label: "initial weights (seed)", min: 0, max: 20, step: 1, value: initial(params, "seed", 0), format: (v) => String(v) });
-    const train = h("button", { type: "button", class: "primary", id: "train" }, "Train 100 steps");
+    const stepCount = slider({ id: "steps", label: "training steps", min: 1, max: 500, step: 1, value: Math.round(initial(params, "steps", 100)), format: (v) => String(v) });
+    const train = h("button", { type: "button", class: "primary", id: "train" });
+    const label = () => (train.textContent = `Train ${stepCount.value} steps`);
+    label();
     const chartBox = h("div", { class: "chart-box" });
-    const canvas = h("canvas", { class: "boundary", "aria-label": "decision boundary" });
-    const boundaryBox = h("div", { class: "boundary-box" }, h("h3", {}, "Decision boundary after training"), canvas, h("p", { class: "caption" }, "blue: the model says +1, orange: −1; dots are the four XOR points"));
+    const canvas = h("canvas", { class: "boundary", role: "img", "aria-label": "decision boundary over the plane x₁, x₂ from −0.5 to 1.5" });
+    const plot = h(
+      "div",
+      { class: "boundary-plot" },
+      h("span", { class: "axis-label y" }, "x₂ (second input)"),
+      canvas,
+      h("span", { class: "axis-label x" }, "x₁ (first input)"),
+    );
+    const boundaryBox = h("div", { class: "boundary-box" }, h("h3", {}, "Decision boundary after training"), plot, h("p", { class: "caption" }, "blue: the model says +1, orange: −1; dots are the four XOR points (0,0) (0,1) (1,0) (1,1)"));
     const values = readouts([
       ["step", "step"],
       ["loss", "loss"],
       ["final_loss", "final loss"],
       ["predictions", "model(x) at (0,0) (0,1) (1,0) (1,1)"],
     ]);
-    const page = frame(root, [lr.el, seed.el, train], [chartBox, boundaryBox], [values.el]);
+    const page = frame(root, [lr.el, seed.el, stepCount.el, train], [chartBox, boundaryBox], [values.el]);
     const chart = lineChart(chartBox, {
       title: "loss per step, streamed as gradwalk trains",
       xLabel: "step",
@@ -108,8 +131,8 @@ export const xor: FigurePage = {
       values.set("predictions", null);
       canvas.getContext("2d")?.clearRect(0, 0, canvas.width, canvas.height);
       try {
-        const query = new URLSearchParams({ lr: String(lr.value), seed: String(seed.value) });
-        const response = await fetch(`/api/figures/xor/stream?${query}`, { signal: controller.signal });
+        const query = new URLSearchParams({ lr: String(lr.value), seed: String(seed.value), steps: String(stepCount.value) });
+        const response = await fetchFigure(`/api/figures/xor/stream?${query}`, { signal: controller.signal }, page.busy);
         if (!response.ok) throw new Error((await response.json()).detail ?? `HTTP ${response.status}`);
         await readLines(response, (event) => {
           if (mine !== run) return;
@@ -138,6 +161,10 @@ export const xor: FigurePage = {
     train.addEventListener("click", () => void start());
     lr.onChange(() => void start());
     seed.onChange(() => void start());
+    stepCount.onChange(() => {
+      label();
+      void start();
+    });
     void start();
     return () => {
       controller?.abort();
