@@ -87,12 +87,34 @@ export function mountLesson(container: HTMLElement, id: string, section: string 
         return rendered.el;
       });
 
-    const reset = h("button", { type: "button", class: "reset-progress" }, "Reset my progress");
+    // "Reset my progress" asks first, inline: a line with "Yes, clear it" and "Cancel"
+    const reset = h("button", { type: "button", class: "reset-progress", "aria-expanded": "false", "aria-controls": "reset-confirm" }, "Reset my progress");
+    const yes = h("button", { type: "button", class: "reset-yes danger" }, "Yes, clear it");
+    const cancel = h("button", { type: "button", class: "reset-cancel" }, "Cancel");
+    const confirm = h(
+      "div",
+      { class: "reset-confirm", id: "reset-confirm", role: "group", "aria-label": "Confirm the reset", hidden: true },
+      h("span", {}, "Clear every answer, mark, card and worked answer of this lesson?"),
+      yes,
+      cancel,
+    );
     const announce = h("span", { class: "sr-only", "aria-live": "polite" });
-    reset.addEventListener("click", () => {
+    const ask = (open: boolean) => {
+      confirm.hidden = !open;
+      reset.hidden = open;
+      reset.setAttribute("aria-expanded", String(open));
+      (open ? cancel : reset).focus();
+    };
+    reset.addEventListener("click", () => ask(true));
+    cancel.addEventListener("click", () => ask(false));
+    confirm.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") ask(false);
+    });
+    yes.addEventListener("click", () => {
       progress.clear();
       for (const b of blocks) b.reload?.();
       summarise();
+      ask(false);
       announce.textContent = "Your progress in this lesson was cleared.";
     });
 
@@ -117,7 +139,7 @@ export function mountLesson(container: HTMLElement, id: string, section: string 
         h("p", { class: "kicker" }, `Lesson ${lesson.order}`),
         h("h2", { class: "lesson-title", id: "lesson-title" }, lesson.title),
         h("p", { class: "lede" }, lesson.summary),
-        h("div", { class: "lesson-actions" }, progressLine, reset, announce),
+        h("div", { class: "lesson-actions" }, progressLine, reset, confirm, announce),
       ),
       toc,
       h("div", { class: "lesson-intro" }, show(lesson.intro)),

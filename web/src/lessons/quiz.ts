@@ -1,5 +1,6 @@
-// `quiz` blocks: multiple choice. Choosing shows that choice's feedback and locks the question;
-// the score line counts answered and correct questions; Retry clears the quiz. Answers are
+// `quiz` blocks: multiple choice. Choosing shows that choice's feedback and locks the question
+// (it says so, and its own "Try this question again" unlocks it); the score line counts answered
+// and correct questions; "Retry the quiz" clears the whole quiz. Answers are
 // kept in progress (item: the question id, value: {choice}).
 
 import { h } from "../dom";
@@ -22,7 +23,7 @@ function choiceContent(html: string): HTMLElement {
 
 export function renderQuiz(block: QuizBlock, ctx: BlockContext): RenderedBlock {
   const score = h("p", { class: "quiz-score", "aria-live": "polite" });
-  const retry = h("button", { type: "button", class: "quiz-retry" }, "Retry the quiz");
+  const retry = h("button", { type: "button", class: "quiz-retry primary", hidden: true }, "Retry the quiz");
   const list = h("ol", { class: "quiz-questions" });
   const el = h(
     "section",
@@ -36,6 +37,7 @@ export function renderQuiz(block: QuizBlock, ctx: BlockContext): RenderedBlock {
   const updateScore = () => {
     const s = quizScore(block.questions, chosen);
     score.textContent = scoreLine(s);
+    retry.hidden = s.answered === 0;
     el.dataset.answered = String(s.answered);
     el.dataset.correct = String(s.correct);
   };
@@ -50,6 +52,14 @@ export function renderQuiz(block: QuizBlock, ctx: BlockContext): RenderedBlock {
         const question = rich("div", q.question_html, ctx.glossary, { class: "question", id: qid });
         const choices = h("ul", { class: "choices" });
         const feedback = h("div", { class: "quiz-feedback", "aria-live": "polite" });
+        const again = h("button", { type: "button", class: "quiz-again", hidden: picked == null }, "Try this question again");
+        const lockedNote = h("p", { class: "quiz-locked", hidden: picked == null }, "Answer locked: ", again, " or retry the whole quiz below.");
+        again.addEventListener("click", () => {
+          ctx.progress.remove(block.id, q.id);
+          ctx.changed();
+          draw();
+          list.querySelector<HTMLElement>(`[data-question="${CSS.escape(q.id)}"] button.choice`)?.focus();
+        });
         for (const c of q.choices) {
           const button = h("button", { type: "button", class: "choice", "data-choice": c.id, "data-correct": c.correct ? "true" : "false" }, choiceContent(c.html));
           const note = rich("div", c.feedback_html, ctx.glossary, { class: `choice-feedback ${c.correct ? "right" : "wrong"}`, "data-choice": c.id, hidden: true });
@@ -74,7 +84,7 @@ export function renderQuiz(block: QuizBlock, ctx: BlockContext): RenderedBlock {
           feedback.append(note);
         }
         item.dataset.answered = picked != null ? "1" : "0";
-        group.append(question, choices, feedback);
+        group.append(question, choices, feedback, lockedNote);
         item.append(group);
         return item;
       }),

@@ -5,6 +5,12 @@ import { normalizeShapes } from "../tensor";
 import type { Frame } from "../timeline";
 import type { RunResponse } from "../types";
 
+/** What the snippet printed, as one text: each print() chunk already ends with its own newline
+ *  (docs/lab-api.md), so the chunks are joined as they are, without adding another. */
+export function printedText(prints: string[]): string {
+  return prints.join("").replace(/\n$/, "");
+}
+
 /** `otherOrder`: per pass, the node each step of the other engine's order runs (to mark where
  *  micrograd's order and PyTorch's differ), or null. */
 export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame | null, otherOrder: { label: string; nodes: string[][]; names: string[][] } | null = null): void {
@@ -12,7 +18,7 @@ export function renderLog(el: HTMLElement, run: RunResponse | null, frame: Frame
   const items: HTMLElement[] = [];
   let current: HTMLElement | null = null;
   if (run.prints.length) {
-    items.push(h("li", { class: "prints" }, h("span", { class: "muted" }, "print output"), h("pre", {}, run.prints.join("\n"))));
+    items.push(h("li", { class: "prints" }, h("span", { class: "muted" }, "print output"), h("pre", {}, printedText(run.prints))));
   }
   run.passes.forEach((pass, p) => {
     if (!frame || p > frame.pass) return;
