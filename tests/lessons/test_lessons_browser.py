@@ -244,6 +244,10 @@ def test_self_checks_and_progress(site, live_server, lesson_id, screenshots):
                 expect(locked).to_have_attribute("aria-disabled", "true")
                 locked.dispatch_event("click")
                 expect(item.locator(f'.choice-feedback[data-choice="{other["id"]}"]')).to_be_hidden()
+            # ... and the page says the answer is locked, and how to unlock it
+            expect(item.locator(".quiz-locked")).to_be_visible()
+            expect(item.locator("button.quiz-again")).to_be_visible()
+            expect(el.locator("button.quiz-retry")).to_be_visible()
         el.locator("button.quiz-retry").click()
         expect(el.locator(".quiz-score")).to_have_text(score(0, n, 0))
         expect(el.locator(".choice-feedback:visible")).to_have_count(0)
@@ -329,8 +333,18 @@ def test_self_checks_and_progress(site, live_server, lesson_id, screenshots):
     expect(page.locator(f'article.lesson[data-lesson="{lesson_id}"]')).to_have_attribute(
         "data-ready", "1", timeout=SLOW)
 
-    # "Reset my progress" clears it all, and it stays cleared after a reload
+    # "Reset my progress" asks first (inline); Cancel keeps everything
     page.click("button.reset-progress")
+    expect(page.locator(".reset-confirm")).to_be_visible()
+    page.click("button.reset-cancel")
+    expect(page.locator(".reset-confirm")).to_be_hidden()
+    for quiz in quizzes:
+        n = len(quiz["questions"])
+        expect(block(page, quiz["id"]).locator(".quiz-score")).to_have_text(score(n, n, n))
+    # "Yes, clear it" clears it all, and it stays cleared after a reload
+    page.click("button.reset-progress")
+    page.click("button.reset-yes")
+    expect(page.locator("button.reset-progress")).to_be_focused()
     for _ in range(2):
         for quiz in quizzes:
             n = len(quiz["questions"])
@@ -549,3 +563,232 @@ def test_a_snippet_that_raises_shows_its_error_on_its_line_with_the_stepper_open
     expect(el).to_have_attribute("data-runs", "2", timeout=60_000)
     expect(el).to_have_attribute("data-state", "error")
     assert not re.match(r"HTTP|NetworkError", el.get_attribute("data-error-type"))
+
+
+# ---- the reported page bugs, one test each ------------------------------------------------------
+
+def every_block(lesson):
+    return lesson["intro"] + [b for s in lesson["sections"] for b in s["blocks"]]
+
+
+def find_block(live_server, kind, predicate=lambda b: True):
+    for lesson_id in LESSON_IDS:
+        lesson = api(live_server, f"/api/lessons/{lesson_id}")
+        for b in every_block(lesson):
+            if b["type"] == kind and predicate(b):
+                return lesson_id, b
+    pytest.fail(f"no lesson has a {kind} block like that")
+
+
+def test_a_quiz_question_can_be_tried_again_on_its_own(site, live_server):
+    page = site
+    lesson_id, quiz = find_block(live_server, "quiz", lambda b: any(
+        len(q["choices"]) > 1 for q in b["questions"]))
+    open_lesson(page, live_server, lesson_id)
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    expect(page.locator("article.lesson")).to_have_attribute("data-ready", "1", timeout=SLOW)
+    el = block(page, quiz["id"])
+    expect(el.locator("button.quiz-retry")).to_be_hidden()  # nothing to retry yet
+    q = next(q for q in quiz["questions"] if len(q["choices"]) > 1)
+    item = el.locator(f'li.quiz-question[data-question="{q["id"]}"]')
+    first, second = q["choices"][0], q["choices"][1]
+    item.locator(f'button.choice[data-choice="{first["id"]}"]').click()
+    expect(item.locator(".quiz-locked")).to_contain_text("Answer locked")
+    item.locator("button.quiz-again").click()
+    expect(item.locator(".quiz-locked")).to_be_hidden()
+    expect(el.locator(".quiz-score")).to_have_text(score(0, len(quiz["questions"]), 0))
+    item.locator(f'button.choice[data-choice="{second["id"]}"]').click()
+    expect(item.locator(f'.choice-feedback[data-choice="{second["id"]}"]')).to_be_visible()
+
+
+def test_step_works_before_run_and_the_stepper_shows_the_engines_state(site, live_server):
+    page = site
+    lesson_id, snippet = find_block(live_server, "snippet", lambda b: b["step"])
+    open_lesson(page, live_server, lesson_id)
+    el = block(page, snippet["id"])
+    el.scroll_into_view_if_needed()
+    stepper = el.locator(".snippet-stepper")
+    expect(stepper).to_be_visible()  # `step`: open before any run
+    expect(el.locator("button.snippet-steps")).to_be_enabled()
+    expect(stepper.locator("button.stepper-step")).not_to_have_attribute("aria-disabled", "true")
+    stepper.locator("button.stepper-step").click()  # runs the snippet first
+    expect(el).to_have_attribute("data-runs", "1", timeout=60_000)
+    expect(el).to_have_attribute("data-frame", "0")
+    expect(stepper.locator(".lesson-graph svg")).to_be_visible()
+    state = stepper.locator(".stepper-state")
+    # before the first step: the root waits in the ready queue, its inputs' counts shown
+    expect(state.locator('[data-part="queue"] li.chip')).to_have_count(1)
+    expect(state.locator('[data-part="queue"] li.chip.next')).to_contain_text("seq")
+    stepper.locator("button.stepper-step").click()
+    expect(el).to_have_attribute("data-frame", "1")
+    # after a step: the queue holds what that step made ready, the step's count changes marked
+    run = httpx.post(f"{live_server}/api/run", json={"source": snippet["code"], "mode": "pytorch"},
+                     timeout=60).json()
+    first = run["passes"][0]["steps"][0]
+    expect(state.locator('[data-part="queue"] li.chip')).to_have_count(len(first["ready"]))
+    for entry in first["ready"]:
+        expect(state.locator(f'[data-part="queue"] li[data-node="{entry["node"]}"]')).to_be_visible()
+    for change in first["dependencies"]:
+        chip = state.locator(f'[data-part="deps"] li.changed[data-node="{change["node"]}"]')
+        expect(chip).to_contain_text(f'{change["before"]} → {change["after"]}')
+    expect(state.locator('[data-part="buffers"] li.chip')).to_have_count(len(first["buffers"]))
+
+    # a snippet without `step`: "Step through backward()" runs it first, then opens the stepper
+    lesson = api(live_server, f"/api/lessons/{lesson_id}")
+    plain = next((b for b in blocks(lesson, "snippet") if not b["step"] and "backward" in b["code"]), None)
+    if plain:
+        other = block(page, plain["id"])
+        other.scroll_into_view_if_needed()
+        expect(other.locator(".snippet-stepper")).to_be_hidden()
+        other.locator("button.snippet-steps").click()
+        expect(other).to_have_attribute("data-runs", "1", timeout=60_000)
+        if other.get_attribute("data-frames"):
+            expect(other.locator(".snippet-stepper")).to_be_visible()
+
+
+def test_recordings_fit_their_column_and_write_2_64_minus_1(site, live_server, screenshots):
+    page = site
+    lesson_id, recording = find_block(live_server, "recording", lambda b: any(
+        r.get("seq") == 2**64 - 1 for r in b["pytorch"]["rows"]))
+    open_lesson(page, live_server, lesson_id)
+    el = block(page, recording["id"])
+    el.scroll_into_view_if_needed()
+    for engine in ("pytorch", "gradwalk"):
+        box = el.locator(f'.recording-side[data-engine="{engine}"] .table-box')
+        widths = box.evaluate("b => [b.scrollWidth, b.clientWidth]")
+        assert widths[0] <= widths[1] + 1, f"{engine}'s table is cut off at 1280 px: {widths}"
+        rows = recording[engine]["rows"]
+        for i, row in enumerate(rows):
+            tr = box.locator("tbody tr").nth(i)
+            if row["seq"] == 2**64 - 1:
+                seq = tr.locator("td.seq")
+                expect(seq).to_have_text("2⁶⁴−1")
+                expect(seq).to_have_attribute("title", re.compile(r"^18446744073709551615\b"))
+            if row["node"] == "torch::autograd::AccumulateGrad":
+                node = tr.locator("td.node")
+                expect(node).to_have_text("AccumulateGrad")
+                expect(node).to_have_attribute("title", "torch::autograd::AccumulateGrad")
+        # rows one line high (they were ~54 px, wrapped)
+        heights = box.locator("tbody tr").evaluate_all("rows => rows.map(r => r.offsetHeight)")
+        assert max(heights) < 44, heights
+    # PyTorch's table above gradwalk's
+    tops = el.locator(".recording-side").evaluate_all("s => s.map(e => e.getBoundingClientRect().top)")
+    assert tops[0] < tops[1]
+    el.screenshot(path=str(screenshots / "recording-1280.png"))
+
+
+GUTTERS = """() => [...document.querySelectorAll('.lesson-snippet .cm-editor')].map(ed => {
+  const numbers = [...ed.querySelectorAll('.cm-lineNumbers .cm-gutterElement')]
+    .filter(g => g.style.visibility !== 'hidden' && g.textContent.trim());
+  const lines = [...ed.querySelectorAll('.cm-content > .cm-line')];
+  const top = e => Math.round(e.getBoundingClientRect().top);
+  return {block: ed.closest('[data-block]').dataset.block,
+          numbers: numbers.slice(-lines.length).map(top), lines: lines.map(top)};
+})"""
+
+
+@pytest.mark.parametrize("size", [WIDE, PHONE], ids=["1280", "390"])
+def test_every_snippet_editors_line_numbers_sit_beside_their_lines(site, live_server, size):
+    page = site
+    page.set_viewport_size(size)
+    lesson_id = max(LESSON_IDS, key=lambda i: len(blocks(api(live_server, f"/api/lessons/{i}"), "snippet")))
+    open_lesson(page, live_server, lesson_id)
+    page.wait_for_timeout(300)
+    # without scrolling to them: the editors out of sight (a full-page screenshot shows them)
+    for editor in page.evaluate(GUTTERS):
+        assert editor["lines"], editor
+        misplaced = [(n, line) for n, line in zip(editor["numbers"], editor["lines"]) if abs(n - line) > 1]
+        assert misplaced == [], editor
+
+
+def test_inline_code_stays_whole_and_printed_output_wraps(site, live_server):
+    page = site
+    lesson_id = LESSON_IDS[0]
+    open_lesson(page, live_server, lesson_id)
+    # inline code in prose is never split across lines (unless wider than the column)
+    split = page.evaluate("""() => [...document.querySelectorAll('.lesson .prose p code')]
+      .filter(c => c.textContent.length < 30)
+      .filter(c => c.getBoundingClientRect().height > 1.8 * parseFloat(getComputedStyle(c).lineHeight))
+      .map(c => c.textContent)""")
+    assert split == []
+    # ... and sits right against punctuation: no space inside the code box before or after it
+    gaps = page.evaluate("""() => [...document.querySelectorAll('.lesson .prose code')].slice(0, 40)
+      .map(c => parseFloat(getComputedStyle(c).paddingLeft) + parseFloat(getComputedStyle(c).marginLeft))""")
+    assert max(gaps) < 3.5, gaps
+    # what a snippet printed wraps instead of running out of its box
+    lesson = api(live_server, f"/api/lessons/{lesson_id}")
+    exercise = next(b for b in blocks(lesson, "exercise") if b["snippet"])
+    el = block(page, f"{exercise['id']}-snippet")
+    el.scroll_into_view_if_needed()
+    el.locator("button.snippet-run").click()
+    expect(el).to_have_attribute("data-runs", "1", timeout=60_000)
+    out = el.locator(".snippet-output")
+    widths = out.evaluate("o => [o.scrollWidth, o.clientWidth]")
+    assert widths[0] <= widths[1] + 1, widths
+
+
+def test_tables_that_scroll_sideways_on_a_phone_say_so(site, live_server, screenshots):
+    page = site
+    page.set_viewport_size(PHONE)
+    marked = 0
+    for lesson_id in LESSON_IDS:
+        open_lesson(page, live_server, lesson_id)
+        page.wait_for_timeout(300)
+        boxes = page.evaluate("""() => [...document.querySelectorAll('.lesson .table-box, .lesson .prose table')]
+          .filter(b => b.scrollWidth > b.clientWidth + 1)
+          .map(b => ({scrolls: b.dataset.scrolls, tab: b.tabIndex, bg: getComputedStyle(b).backgroundImage}))""")
+        for box in boxes:
+            assert box["scrolls"] == "1" and box["tab"] == 0, box
+            assert "radial-gradient" in box["bg"], box  # the shadow on the side with more
+        marked += len(boxes)
+        # no empty header cell without a name
+        assert page.locator(".lesson th:not(:has(*))").evaluate_all(
+            "ths => ths.filter(t => !t.textContent.trim()).length") == 0
+    assert marked, "no table scrolls sideways at 390 px: the test shows nothing"
+    page.screenshot(path=str(screenshots / "lesson-table-390.png"))
+
+
+def test_a_busy_lab_reads_busy_retrying_and_recovers(site, live_server):
+    """The first answers are 503s (past fetchRetrying's tries: no Retry-After) and a 500: the
+    snippet and the figure say "busy, retrying…", ask again, and then show their result."""
+    page = site
+    page.expected_console_errors.append("50[03]")
+    lesson_id, snippet = find_block(live_server, "snippet")
+    refused = {"run": 0, "figure": 0}
+
+    def busy_run(route):
+        if refused["run"] < 2:
+            refused["run"] += 1
+            route.fulfill(status=503, content_type="application/json",
+                          body='{"detail": "the lab is busy", "error": null}')
+        else:
+            route.continue_()
+
+    def busy_figure(route):
+        if refused["figure"] < 1:
+            refused["figure"] += 1
+            route.fulfill(status=500, content_type="text/plain", body="Internal Server Error")
+        else:
+            route.continue_()
+
+    page.route("**/api/run", busy_run)
+    page.route("**/api/figures/**", busy_figure)
+    open_lesson(page, live_server, lesson_id)
+    el = block(page, snippet["id"])
+    el.scroll_into_view_if_needed()
+    el.locator("button.snippet-run").click()
+    expect(el.locator(".snippet-busy")).to_have_text("The lab is busy, retrying…")
+    expect(el).to_have_attribute("data-runs", "1", timeout=60_000)
+    expect(el).not_to_have_attribute("data-state", "failed")
+    expect(el.locator(".snippet-busy")).to_be_hidden()
+    expect(el.locator(".snippet-error")).to_be_hidden()
+    assert refused["run"] == 2
+    lesson = api(live_server, f"/api/lessons/{lesson_id}")
+    for fig in blocks(lesson, "figure"):
+        if fig["figure"] == "xor":
+            continue
+        root = block(page, fig["id"]).locator(".figure.embedded")
+        expect(root).to_have_attribute("data-renders", re.compile(r"[1-9]"), timeout=60_000)
+        expect(root.locator(".figure-error")).to_be_hidden()
+    assert refused["figure"] == 1

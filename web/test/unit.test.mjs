@@ -137,3 +137,67 @@ test("the first pass starts from the .grad earlier forward passes left (grad_bef
   const s = m.stateAt(r, { pass: 0, applied: 0, error: false });
   assert.equal(s.leafGrads.get("w").data, 10);
 });
+
+// ---- sequence numbers, printed text, a busy lab ---------------------------------------------
+const out2 = join(mkdtempSync(join(tmpdir(), "gradwalk-web-")), "pure2.mjs");
+buildSync({
+  stdin: {
+    contents: `
+export { isMaxSeq, seqText, seqLabel, seqTitle, MAX_SEQ, MAX_SEQ_FULL } from "./panels/names";
+export { printedText } from "./panels/log";
+export { isBusy, busyDelay } from "./lessons/busy";
+export { busyAnswer } from "./figures/common";
+`,
+    resolveDir: join(here, "..", "src"),
+    loader: "ts",
+  },
+  bundle: true, format: "esm", platform: "node", outfile: out2, logLevel: "error",
+  loader: { ".css": "empty" },
+});
+const p = await import(pathToFileURL(out2).href);
+
+test("AccumulateGrad's sequence number is 2⁶⁴−1 however it is sent", () => {
+  // the lab's API: null; a JSON integer: parses as 2**64; a string: exact
+  for (const sent of [null, JSON.parse("18446744073709551615"), "18446744073709551615", 2n ** 64n - 1n]) {
+    assert.equal(p.isMaxSeq(sent), true, String(sent));
+    assert.equal(p.seqText(sent), "2⁶⁴−1");
+    assert.equal(p.seqLabel(sent), "seq 2⁶⁴−1");
+    assert.match(p.seqTitle(sent), /^18446744073709551615 /);
+  }
+  assert.equal(JSON.parse("18446744073709551615"), 2 ** 64);
+  for (const seq of [0, 2, 14, 1_000_000_000]) {
+    assert.equal(p.isMaxSeq(seq), false);
+    assert.equal(p.seqText(seq), String(seq));
+    assert.equal(p.seqTitle(seq), null);
+  }
+  // where null means "no sequence number" (a profiler event)
+  assert.equal(p.seqText(null, "—"), "—");
+  assert.equal(p.isMaxSeq(null, false), false);
+  assert.equal(p.seqTitle(null, false), null);
+});
+
+test("printed text: each print's own newline, no blank line between prints", () => {
+  assert.equal(p.printedText(["tensor(0.7616)\n", "tensor(0.5000)\n"]), "tensor(0.7616)\ntensor(0.5000)");
+  assert.equal(p.printedText(["a b\n", "\n", "c\n"]), "a b\n\nc");  // print() alone: one empty line
+  assert.equal(p.printedText(["no newline", "\n"]), "no newline");  // print(x, end="")
+  assert.equal(p.printedText([]), "");
+});
+
+test("a busy lab is told from the snippet's own errors", () => {
+  const e = (type, message = "", status) => ({ type, message, line: null, col: null, status });
+  assert.equal(p.isBusy(e("NetworkError", "TypeError: Failed to fetch")), true);
+  assert.equal(p.isBusy(e("HTTP 503", "busy")), true);
+  assert.equal(p.isBusy(e("HTTP 502")), true);
+  assert.equal(p.isBusy(e("Busy", "the lab is busy", 503)), true);
+  assert.equal(p.isBusy(e("LimitError", "the snippet ran longer than 5 s", 422)), true);
+  assert.equal(p.isBusy(e("LimitError", "more than 5,000 statements run", 422)), false);
+  assert.equal(p.isBusy(e("RuntimeError", "Trying to backward through the graph a second time")), false);
+  assert.equal(p.isBusy(e("SyntaxError", "invalid syntax", 400)), false);
+  assert.equal(p.isBusy(e("HTTP 404")), false);
+  assert.deepEqual([1, 2, 3, 4, 5, 6].map(p.busyDelay), [1000, 2000, 4000, 8000, 8000, 8000]);
+  assert.equal(p.busyAnswer(503, null), true);
+  assert.equal(p.busyAnswer(500, { detail: "pop from an empty deque" }), true);
+  assert.equal(p.busyAnswer(422, { error: { type: "LimitError", message: "the snippet ran longer than 5 s" } }), true);
+  assert.equal(p.busyAnswer(400, { detail: "x must be a number" }), false);
+  assert.equal(p.busyAnswer(404, { detail: "no figure named 'nope'" }), false);
+});

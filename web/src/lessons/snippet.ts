@@ -17,6 +17,7 @@ import { loadGraphviz, renderGraph, updateGraph, type GraphView } from "../graph
 import { collectErrors, renderErrors } from "../panels/error";
 import { nodeName, seqLabel, seqTitle } from "../panels/names";
 import { labAddress } from "../router";
+import { BUSY_TRIES, busyDelay, isBusy } from "./busy";
 import { formatTensor } from "../tensor";
 import { buildFrames, stateAt, type Frame, type PassState } from "../timeline";
 import type { ApiError, RunResponse } from "../types";
@@ -42,23 +43,6 @@ function frameLabel(run: RunResponse, frame: Frame): string {
   if (frame.error) return `${head}stopped: ${pass.error?.type ?? "error"}`;
   return `${head}step ${frame.applied} of ${pass.steps.length}`;
 }
-
-/** Whether a failed run is the lab being busy (worth asking again), not the snippet's fault. */
-export function isBusy(e: ApiError): boolean {
-  if (e.type === "NetworkError" || e.type === "Busy" || e.type === "InternalError") return true;
-  if (e.type.startsWith("HTTP ")) return Number(e.type.slice(5)) >= 500 || Number(e.type.slice(5)) === 429;
-  if (e.status != null && (e.status === 503 || e.status === 504)) return true;
-  // lesson snippets run in milliseconds: a wall-time limit means the machine was loaded
-  return e.type === "LimitError" && /longer than \d+(\.\d+)? ?s\b/.test(e.message);
-}
-
-/** How long to wait before the next try after `attempt` busy answers (1, 2, 4, 8 s, then 8 s). */
-export function busyDelay(attempt: number): number {
-  return Math.min(8000, 1000 * 2 ** Math.max(0, attempt - 1));
-}
-
-/** The most busy answers a Run rides out before it says so and waits for the student. */
-export const BUSY_TRIES = 6;
 
 /** The engine's state at a step, compactly: the ready queue (next first), the dependency
  *  counts (this step's changes marked) and the input buffers holding part of a gradient. */
