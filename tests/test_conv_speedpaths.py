@@ -109,3 +109,12 @@ def test_max_pool_double_backward_beside_torch():
     gx.sum().backward()
     tgx.sum().backward()
     assert same_bits(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_max_pool_keeps_the_sign_of_the_first_zero():
+    data = np.array([[[[-0.0, 0.0, 0.0, -0.0], [0.0, -0.0, -0.0, -1.0]]]], dtype=np.float32)
+    x, tx = both(data)
+    out, idx = gw.nn.functional.max_pool2d(x, 2, return_indices=True)
+    tout, tidx = torch.nn.functional.max_pool2d(tx, 2, return_indices=True)
+    assert same_bits(out.detach().numpy(), tout.detach().numpy())
+    assert same_bits(idx.numpy(), tidx.numpy())

@@ -514,24 +514,30 @@ class MaxPool2DWithIndices(Op):
                         constant_values=-np.inf) if (ph or pw or extra_h or extra_w) else x
         # one pass per kernel tap over the whole (N, C, OH, OW) block of the values it sees: the
         # first maximum in the window's row-major order wins, and a NaN beats every number
-        # (np.argmax's rule), with no loop over positions
+        # (np.argmax's rule), with no loop over positions and no branches on the data
         nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
         best, tap = None, None
         for i in range(kh):
             for j in range(kw):
                 seen = padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
                 if best is None:
-                    best, tap = seen.copy(), np.zeros(seen.shape, dtype=np.intp)
+                    best = seen.copy()
+                    tap = np.zeros(seen.shape, dtype=np.int8 if kh * kw < 128 else np.intp)
                     continue
                 wins = seen > best
                 if nans:
                     wins |= np.isnan(seen) & ~np.isnan(best)
-                np.copyto(best, seen, where=wins)
-                np.copyto(tap, i * kw + j, where=wins)
+                np.maximum(best, seen, out=best)  # NaN wins here too
+                tap += wins * (i * kw + j - tap)  # tap = i * kw + j where this tap wins
         # flat index into the (unpadded) H*W plane, as PyTorch's indices
         offsets = np.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)], dtype=np.int64)
         base = (np.arange(oh)[:, None] * sh - ph) * w + (np.arange(ow)[None, :] * sw - pw)
-        indices_out.append(offsets[tap] + base)
+        indices = np.take(offsets, tap) + base
+        indices_out.append(indices)
+        zero = best == 0
+        if zero.any():  # np.maximum may pick +0.0 over an earlier -0.0: the picked element's own sign
+            sample, channel = np.nonzero(zero)[:2]
+            best[zero] = x.reshape(n, c, -1)[sample, channel, indices[zero]]
         return best
 
     def save(ctx, x, out, **attrs):
