@@ -396,7 +396,7 @@ def test_every_panel_has_a_question_mark(lab, panel):
     expect(help_box).to_be_hidden()
 
 
-@pytest.mark.parametrize("word", ["waits", "input buffer", "seq max", "AccumulateGrad", "freed"])
+@pytest.mark.parametrize("word", ["waits", "input buffer", "seq 2⁶⁴−1", "AccumulateGrad", "freed"])
 def test_terms_are_explained_where_they_appear(lab, word):
     term = lab.locator(f'#lab-page .panels .term[data-term="{word}"] >> visible=true').first
     term.scroll_into_view_if_needed()
@@ -510,3 +510,77 @@ def test_the_mixed_example_needs_no_scrolling_at_1280x800(lab):
     current = lab.locator("#graph svg g.node.current")
     expect(current).to_be_in_viewport()
     screenshot(lab, "mixed-1280")
+
+
+# ---- printed output, 2**64 - 1, accessibility ---------------------------------------------------
+
+def test_the_step_log_shows_prints_without_blank_lines_between_them(lab, live_server):
+    source = NEURON + "print(w.grad)\nprint(x.grad)\nprint()\nprint(b.grad)\n"
+    run_and_wait(lab, lambda: (type_snippet(lab, source), lab.click("#run")))
+    prints = api_run(live_server, source)["prints"]
+    # each print() chunk ends with its own newline: joined as printed, no line added
+    expect(lab.locator("#log li.prints pre")).to_have_text("".join(prints).removesuffix("\n"))
+    assert "".join(prints).count("\n\n") == 1  # only the empty print() makes an empty line
+
+
+MAX_SEQ = "18446744073709551615"
+
+
+def assert_accumulate_grad_seq_shown(page):
+    """Every place the lab shows AccumulateGrad's sequence number says 2⁶⁴−1 (the full value
+    in the tooltip), never "max" nor 2**64 (18446744073709551616)."""
+    page.click("#step")  # TanhBackward0 ran: AddBackward0 in the queue
+    page.click("#step")  # AddBackward0 ran: AccumulateGrad(b) and MulBackward0 in the queue
+    badge = page.locator(f'#queue li[data-seq="{MAX_SEQ}"] .badge.seq').first
+    expect(badge).to_have_text("seq 2⁶⁴−1")
+    expect(badge).to_have_attribute("title", re.compile(rf"^{MAX_SEQ}\b"))
+    accumulate = page.locator("#graph svg g.node.kind-accumulate").first
+    expect(accumulate).not_to_have_attribute("data-seq", re.compile("."))  # only real counters
+    expect(accumulate.locator("title")).to_contain_text(f"2⁶⁴−1 = {MAX_SEQ}")
+    node_id = accumulate.get_attribute("data-id")
+    seq_cell = page.locator(f'#deps tr[data-node="{node_id}"] td').nth(1)
+    expect(seq_cell).to_have_text("2⁶⁴−1")
+    expect(seq_cell).to_have_attribute("title", re.compile(rf"^{MAX_SEQ}\b"))
+    for panel in ("#queue", "#deps", "#graph", "#log"):
+        text = page.locator(panel).inner_text()
+        assert "18446744073709551616" not in text and " max" not in text, panel
+
+
+def test_accumulate_grads_sequence_number_is_2_64_minus_1_everywhere(lab):
+    assert_accumulate_grad_seq_shown(lab)
+    lab.click("#compare-run")
+    panel = lab.locator("#compare")
+    expect(panel).to_have_attribute("data-runs", "1", timeout=30_000)
+    cells = panel.locator("td.num[title]")
+    expect(cells.first).to_have_text("2⁶⁴−1")
+    expect(cells.first).to_have_attribute("title", re.compile(rf"^{MAX_SEQ}\b"))
+    assert "MAX" not in panel.inner_text()
+
+
+def test_the_page_reads_2_64_minus_1_sent_as_a_json_integer(lab):
+    """docs/lab-api.md sends null for AccumulateGrad's seq; should an answer carry the integer
+    itself (which JSON.parse reads as 2**64), the page still writes 2⁶⁴−1."""
+    def as_integer(route):
+        response = route.fetch()
+        body = response.text()
+        body = re.sub(r'("name": ?"torch::autograd::AccumulateGrad", ?"seq": ?)null', rf"\g<1>{MAX_SEQ}", body)
+        assert MAX_SEQ in body
+        route.fulfill(response=response, body=body)
+
+    lab.route("**/api/run", as_integer)
+    run_and_wait(lab, lambda: lab.click("#run"))
+    assert_accumulate_grad_seq_shown(lab)
+
+
+def test_the_lab_has_no_serious_accessibility_violation(lab, live_server):
+    from axe_playwright_python.sync_playwright import Axe
+
+    for preset in ("neuron", "mixed"):
+        if lab.locator("#preset").input_value() != preset:
+            run_and_wait(lab, lambda: lab.select_option("#preset", preset))
+        for _ in range(3):  # some nodes done, some ready, saved tensors freed
+            lab.click("#step")
+        results = Axe().run(lab).response["violations"]
+        serious = [(v["id"], [n["target"] for n in v["nodes"]][:3])
+                   for v in results if v["impact"] in ("serious", "critical")]
+        assert serious == [], preset

@@ -349,3 +349,76 @@ def test_profiler_view_and_chrome_trace_download(page, live_server, screenshots)
     assert trace["traceEvents"] and info.value.suggested_filename == "gradwalk-trace.json"
     page.locator("#lab-tools").scroll_into_view_if_needed()
     shot(page, screenshots, "lab-profile")
+
+
+# ---- accessibility, XOR's steps, a busy lab ------------------------------------------------------
+
+FIGURES = ["chain-rule", "activation", "gradient-check", "learning-rate", "xor", "paths-sum",
+           "forward-mode", "dead-relu"]
+
+
+def serious_violations(page):
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page).response["violations"]
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in results if v["impact"] in ("serious", "critical")]
+
+
+@pytest.mark.parametrize("figure", FIGURES)
+def test_every_figure_page_has_no_serious_accessibility_violation(page, live_server, figure):
+    open_figure(page, live_server, figure)
+    assert serious_violations(page) == []
+    # the hand-drawn diagrams say what they show: every box, with its values
+    for svg in page.locator('#figure svg.diagram').all():
+        label = svg.get_attribute("aria-label")
+        titles = svg.locator(".dtitle").evaluate_all("ts => ts.map(t => t.textContent)")
+        assert label and all(t in label for t in titles), (label, titles)
+    if figure == "paths-sum":  # still-to-run steps in the log, readable
+        page.click("#step-backward")
+        expect(page.locator("#step-position")).to_have_text(re.compile(r"step 1 of \d"))
+        assert serious_violations(page) == []
+
+
+def test_xor_trains_the_steps_asked_for_and_names_its_axes(page, live_server, screenshots):
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "/xor/stream" in r.url else None)
+    open_figure(page, live_server, "xor")
+    assert "steps=100" in asked[-1]
+    expect(page.locator("#train")).to_have_text("Train 100 steps")
+    expect(page.locator("#figure")).to_have_attribute("data-streamed", "100")
+    set_control(page, "steps", 40)
+    assert "steps=40" in asked[-1]
+    expect(page.locator("#train")).to_have_text("Train 40 steps")
+    expect(page.locator("#figure")).to_have_attribute("data-streamed", "40")
+    expect(page.locator(".boundary-plot .axis-label.x")).to_contain_text("x₁")
+    expect(page.locator(".boundary-plot .axis-label.y")).to_contain_text("x₂")
+    expect(page.locator(".boundary-plot .axis-label.y")).to_be_visible()
+    shot(page, screenshots, "figure-xor-40-steps")
+
+
+def test_a_figure_rides_out_a_busy_lab(page, live_server):
+    """The first answers are a 503 past its retries (no Retry-After) and a time limit hit under
+    load: the figure says "busy, retrying…", asks again and draws; no raw error."""
+    answers = [
+        {"status": 503, "content_type": "application/json", "body": '{"detail": "busy"}'},
+        {"status": 422, "content_type": "application/json",
+         "body": json.dumps({"error": {"type": "LimitError", "message": "the snippet ran longer than 5 s",
+                                       "line": None, "col": None},
+                             "detail": "LimitError: the snippet ran longer than 5 s"})},
+    ]
+
+    def busy(route):
+        if answers:
+            route.fulfill(**answers.pop(0))
+        else:
+            route.continue_()
+
+    page.route("**/api/figures/dead-relu?*", busy)
+    page.set_viewport_size(WIDE)
+    page.goto(f"{live_server}/figures/dead-relu")
+    expect(page.locator("#figure .figure-busy")).to_have_text("The lab is busy, retrying…")
+    expect(page.locator("#figure")).to_have_attribute("data-renders", re.compile(r"[1-9]"), timeout=30000)
+    expect(page.locator("#figure .figure-busy")).to_be_hidden()
+    expect(page.locator("#figure .figure-error")).to_be_hidden()
+    assert answers == []

@@ -142,7 +142,8 @@ export function createEditor(parent: HTMLElement, text: string, onRun: () => voi
       marksField,
       theme,
       EditorView.lineWrapping,
-      EditorView.contentAttributes.of({ "aria-label": "Python snippet (Ctrl+Enter runs it)" }),
+      // tabindex: axe counts a scrolled editor (.cm-scroller) as reachable only with it
+      EditorView.contentAttributes.of({ "aria-label": "Python snippet (Ctrl+Enter runs it)", tabindex: "0" }),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) delete dataset.errorLine;
       }),

@@ -184,7 +184,8 @@ export function renderGraph(container: HTMLElement, pass: Pass, run: RunResponse
     g.dataset.id = node.id;
     g.dataset.name = node.name;
     g.dataset.kind = node.kind;
-    if (node.seq != null) g.dataset.seq = isMaxSeq(node.seq) ? MAX_SEQ_FULL : String(node.seq);
+    // AccumulateGrad (2**64 − 1, however it was sent) has no data-seq, as before
+    if (node.seq != null && !isMaxSeq(node.seq)) g.dataset.seq = String(node.seq);
     if (node.variable) g.dataset.variable = node.variable;
     g.classList.add(`kind-${node.kind}`);
     const title = g.querySelector("title");
