@@ -21,9 +21,11 @@ from .._dtype import bool_, from_numpy_dtype, get_default_dtype
 from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _sequence, as_saved_tensor,
                              new_version_counter as _new_version_counter, saved_tensors_hooks_state,
                              unpack_saved)
+from ..autograd import gc_guard
 from ..grad_mode import _state as _grad_state
 
 _NO_ATTRS = {}
+_GC_CHECK_MASK = gc_guard.STRIDE - 1
 _NO_EDGE = (None, 0)
 # needs_input_grad tuples, shared (a node records one only when some input requires grad)
 _NEEDS = tuple(tuple((x, y) for y in (False, True)) for x in (False, True))  # [x][y] -> (x, y)
@@ -373,6 +375,8 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
     seq = _sequence.value
     _sequence.value = seq + 1
     node._sequence_nr_value = seq
+    if not seq & _GC_CHECK_MASK:  # every 32768th node: large graphs pause full GC collections
+        gc_guard.recording(node)
     # one edge per tensor input: its grad_fn, its leaf's AccumulateGrad, or none; spelled out for
     # one and two inputs (most ops) to make no temporary tuples
     if len(inputs) == 2:
