@@ -792,3 +792,35 @@ def test_a_busy_lab_reads_busy_retrying_and_recovers(site, live_server):
         expect(root).to_have_attribute("data-renders", re.compile(r"[1-9]"), timeout=60_000)
         expect(root.locator(".figure-error")).to_be_hidden()
     assert refused["figure"] == 1
+
+
+def test_exercise_titles_are_markdown_and_figure_params_reach_the_figure(site, live_server):
+    """An exercise's title is its `title_html` (code and math in it), and an XOR figure block's
+    `steps` param is the number of steps it trains (sent to the stream, named on the button)."""
+    page = site
+    lesson_id, exercise = find_block(live_server, "exercise")
+    xor_lesson, xor_block = find_block(live_server, "figure", lambda b: b["figure"] == "xor")
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "/xor/stream" in r.url else None)
+
+    def edited(route):
+        lesson = route.fetch().json()
+        for b in every_block(lesson):
+            if b["id"] == exercise["id"] and lesson["id"] == lesson_id:
+                b["title_html"] = "The <code>x.grad</code> of <span class=\"math inline\">x^2</span>"
+            if b["id"] == xor_block["id"] and lesson["id"] == xor_lesson:
+                b["params"] = {**b["params"], "steps": 30}
+        route.fulfill(json=lesson)
+
+    page.route(re.compile(r".*/api/lessons/[\w-]+$"), edited)
+    open_lesson(page, live_server, lesson_id)
+    title = block(page, exercise["id"]).locator(".block-title")
+    expect(title.locator("code")).to_have_text("x.grad")
+    expect(title.locator(".math[data-typeset]")).to_have_count(1)
+    assert "`" not in title.inner_text()
+    if xor_lesson != lesson_id:
+        open_lesson(page, live_server, xor_lesson)
+    root = block(page, xor_block["id"]).locator(".figure.embedded")
+    expect(root).to_have_attribute("data-streamed", "30", timeout=60_000)
+    expect(root.locator("button", has_text="Train 30 steps")).to_be_visible()
+    assert any("steps=30" in url for url in asked), asked
