@@ -296,6 +296,8 @@ def _inplace(op, inputs, attrs, out_dtype, target, levels):
     rank = target.dim()
     phys_target = physical(target)
     args = [phys_target if t is target else _padded(t, levels, rank) for t in inputs]
+    if any(type(v) is LogicalArray for v in attrs.values()):  # masked_fill_'s batched mask
+        attrs = {k: _aligned_array(v, levels, rank) for k, v in attrs.items()}
     core.apply_op(op, args, attrs, out_dtype, inplace=phys_target)
     target.grad_fn = phys_target.grad_fn
     target._requires_grad = phys_target._requires_grad

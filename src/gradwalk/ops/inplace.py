@@ -150,6 +150,6 @@ def copy_(self, src, non_blocking=False):
 
 @export(function=False)
 def masked_fill_(self, mask, value):
-    from .shape import MaskedFill
+    from .shape import MaskedFill, masked_fill_mask
 
-    return _inplace(MaskedFill, self, (), {"mask": np.broadcast_to(mask._data, self.shape), "value": value})
+    return _inplace(MaskedFill, self, (), {"mask": masked_fill_mask(mask, self), "value": value})

@@ -1195,8 +1195,15 @@ def masked_fill(input, mask, value):
     Tensor = _tensor.Tensor
     if isinstance(value, Tensor):
         value = value.item()
-    return apply_op(MaskedFill, (input,), {"mask": np.broadcast_to(mask._data, input.shape),
-                                           "value": value})
+    return apply_op(MaskedFill, (input,), {"mask": masked_fill_mask(mask, input), "value": value})
+
+
+def masked_fill_mask(mask, input):
+    """The mask as ``input``'s shape; under vmap a batched mask is passed on as it is (a
+    ``LogicalArray`` that knows every sample's mask: the vmap rule broadcasts it per sample)."""
+    if getattr(mask._data, "physical", None) is not None:
+        return mask._data
+    return np.broadcast_to(mask._data, input.shape)
 
 
 @export()
