@@ -14,6 +14,15 @@ SCHEMAS = {
                                     "values are the strings inf, -inf, nan"},
         },
     },
+    "Detail": {"type": "object", "required": ["detail"], "properties": {"detail": {"type": "string"}}},
+    "LessonEntry": {
+        "type": "object", "required": ["id", "title", "summary", "order", "sections"],
+        "properties": {"id": {"type": "string"}, "title": {"type": "string"}, "summary": {"type": "string"},
+                       "order": {"type": "integer"}, "error": {"type": "string"},
+                       "sections": {"type": "array", "items": {
+                           "type": "object", "required": ["id", "title"],
+                           "properties": {"id": {"type": "string"}, "title": {"type": "string"}}}}},
+    },
     "Error": {
         "type": "object", "required": ["type", "message", "line", "col"],
         "properties": {
@@ -173,7 +182,25 @@ def openapi_description(limits):
                                             "graph, exponent, time, memory), or "
                                             "sequence_start is over "
                                             f"{limits.sequence_start:,}. " + refused),
-                    "503": _json("Refusal", "Too many snippets running at once."),
+                    "503": _json("Refusal", "Too many snippets running at once: try again after "
+                                            "the Retry-After header's seconds."),
+                },
+            }},
+            "/api/lessons": {"get": {
+                "operationId": "lessons", "summary": "The lessons in order (docs/lessons-api.md)",
+                "responses": {"200": {"description": "id, title, summary, order and sections of each",
+                                      "content": {"application/json": {"schema": {
+                                          "type": "array", "items": {"$ref": "#/components/schemas/LessonEntry"}}}}}},
+            }},
+            "/api/lessons/{id}": {"get": {
+                "operationId": "lesson", "summary": "One lesson, rendered, its numbers computed by gradwalk",
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "responses": {
+                    "200": {"description": "The lesson (docs/lessons-api.md)", "content": {
+                        "application/json": {"schema": {"type": "object", "required": [
+                            "id", "title", "summary", "order", "intro", "sections", "glossary", "numbers"]}}}},
+                    "404": _json("Detail", "No lesson has this id."),
+                    "500": _json("Detail", "The lesson's file has a problem (named in detail)."),
                 },
             }},
             "/api/presets": {"get": {
