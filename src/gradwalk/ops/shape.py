@@ -290,7 +290,7 @@ class Index(Op):
 
     def forward(x, indices, self_sym_sizes):
         if _rows_index(indices) is not None:  # x[idx] with one integer array: the same copy, faster
-            return np.take(x, indices[0], axis=0)
+            return x.take(indices[0], axis=0)  # (out of range: the IndexError of x[idx], same message)
         return np.asarray(x[indices])
 
     def save(ctx, x, out, indices, self_sym_sizes):
@@ -962,8 +962,7 @@ def _advanced_getitem(input, index):
     for i, ix in enumerate(np_index):
         if isinstance(ix, np.ndarray) and ix.dtype.kind == "f":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    rows = _rows_index(np_index)
-    if not (rows is not None and input.ndim and _in_bounds(rows, input.shape[0])):
+    if not (input.ndim and _rows_index(np_index) is not None):  # (x[idx]: take() checks it)
         try:  # NumPy's own check (and message), at the price of indexing once more
             input._data[np_index]
         except IndexError as e:
