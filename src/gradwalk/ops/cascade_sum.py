@@ -21,6 +21,7 @@ PyTorch splits them, with one thread per CPU this process may use.
     >>> float(cascade_sum(x)), float(x.sum())  # torch.full((100,), 0.7).sum().item() is 70.0
     (70.0, 69.9999771118164)
 """
+import math
 import os
 
 import numpy as np
@@ -51,6 +52,12 @@ def _ceil_log2(n):
 
 def _sequential(x, axis):
     """x summed along axis strictly in index order, starting from +0.0 (as PyTorch's accumulators)."""
+    axis %= x.ndim
+    if x.shape[axis] > 1 and axis < x.ndim - 1 and x.shape[-1] > 1 and x.strides[-1] == x.itemsize:
+        # NumPy adds slices along an axis that is not the contiguous last one strictly in order
+        # (its pairwise summation is only for the innermost axis); it starts from the first
+        # slice instead of +0.0, which differs only in the sign of an all-zero sum: + 0.0 fixes it
+        return np.add.reduce(x, axis=axis) + x.dtype.type(0.0)
     along = np.moveaxis(x, axis, 0)
     acc = np.zeros(along.shape[1:], dtype=x.dtype)
     for part in along:  # views, no copies
@@ -170,9 +177,9 @@ def cascade_sum(x, axis=None, keepdims=False):
         return x.sum(axis=tuple(axes), keepdims=keepdims)  # reduced dims not adjacent in memory
     permuted = x.transpose(order)
     shape = permuted.shape
-    before = int(np.prod(shape[:positions[0]], dtype=np.int64))
-    reduced = int(np.prod(shape[positions[0]:positions[-1] + 1], dtype=np.int64))
-    after = int(np.prod(shape[positions[-1] + 1:], dtype=np.int64))
+    before = math.prod(shape[:positions[0]])
+    reduced = math.prod(shape[positions[0]:positions[-1] + 1])
+    after = math.prod(shape[positions[-1] + 1:])
     block = permuted.reshape(before, reduced, after)
     if after == 1:
         result = _inner_sum(block.reshape(before, reduced), lanes)
