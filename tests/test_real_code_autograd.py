@@ -255,3 +255,115 @@ def test_calling_a_node_with_the_wrong_number_of_gradients_is_a_type_error():
         found.append(y.grad_fn(x.detach()).tolist())
         messages[lib.__name__] = found
     assert messages["gradwalk"] == messages["torch"]
+
+
+def test_prod_gradients_can_be_differentiated_again():
+    # test_autograd.py test_custom_autograd_repeated_grad_grad: x.prod(-1).prod(-1), grad of grad
+    gw, pt = run_both("""
+        x = torch.tensor([[1.5, 2.0, -3.0], [0.7, 1.1, 2.2]], requires_grad=True)
+        rows = []
+        for y in [x.prod(), x.prod(1), x.prod(0, keepdim=True), x.prod(-1).prod(-1)]:
+            g, = torch.autograd.grad(y.sum(), x, create_graph=True)
+            gg, = torch.autograd.grad(g.sum(), x)
+            rows.append((g.grad_fn.name(), g.tolist(), gg.tolist()))
+        z = torch.tensor([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]], requires_grad=True)
+        zeros = [torch.autograd.grad(z.prod(), z)[0].tolist(), torch.autograd.grad(z.prod(1).sum(), z)[0].tolist()]
+    """)
+    assert gw["rows"] == pt["rows"]
+    assert gw["zeros"] == pt["zeros"]
+
+
+def test_a_list_holding_slices_or_lists_indexes_as_a_tuple():
+    # test_indexing / test_setitem: x[[slice(None), [2, 3]]] is x[:, [2, 3]], with a warning
+    gw, pt = run_both("""
+        import warnings
+        x = torch.arange(1., 17).view(4, 4).requires_grad_()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            shapes = [tuple(x[i].shape) for i in ([slice(None), [2, 3]], [[2, 3], slice(None)],
+                                                 [[1, 1, 3], [0]], [0], [[0, 1], [1, 0]], [None, 0])]
+        warned = len(caught)
+        y = x * 1
+        y[[[0, 3], [2, 2]]] = 0
+        y.sum().backward()
+        grad = x.grad.tolist()
+    """)
+    assert gw["shapes"] == pt["shapes"]
+    assert gw["warned"] == pt["warned"] == 5
+    assert gw["grad"] == pt["grad"]
+
+
+def test_a_dirty_input_comes_back_itself_without_a_graph():
+    # test_return_duplicate_inplace: forward marks x dirty and returns (x, x); a is b, also under
+    # no_grad or when nothing requires grad
+    gw, pt = run_both("""
+        class DoubleInplace(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.mul_(2)
+                ctx.mark_dirty(x)
+                return x, x
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 2 + g2 * 2
+        facts = []
+        c = torch.ones(3)
+        a, b = DoubleInplace.apply(c)
+        facts.append((a is b, a is c, c._version, c.tolist()))
+        with torch.no_grad():
+            c = torch.ones(3, requires_grad=True).clone()
+            a, b = DoubleInplace.apply(c)
+            facts.append((a is b, a is c, c._version))
+    """)
+    assert gw["facts"] == pt["facts"]
+
+
+def test_deleting_a_tensors_data_or_autograd_attributes_is_refused():
+    # test_attribute_deletion
+    results = {}
+    for lib in (gradwalk, torch):
+        x = lib.randn(2, 2, requires_grad=True)
+        found = []
+        for stmt in ["del x.grad", "del x.data", "x.data = None", "del x.requires_grad",
+                     "del x._grad_fn", "del x._backward_hooks"]:
+            try:
+                exec(stmt, {"x": x})
+                found.append((stmt, "ok"))
+            except (RuntimeError, TypeError) as e:
+                found.append((stmt, type(e).__name__, message(e)))
+        results[lib.__name__] = found
+    assert results["gradwalk"] == results["torch"]
+
+
+def test_legacy_methods_pytorchs_tests_call():
+    # test_type_conversions, test_setitem_mask (x.new), test_put, test_resize, test_dstack,
+    # test_next_functions (torch._C._functions.AccumulateGrad)
+    gw, pt = run_both("""
+        import warnings
+        x = torch.randn(3, 4)
+        types = [x.type(torch.IntTensor).dtype, x.type("torch.DoubleTensor").dtype,
+                 isinstance(x.type(torch.ByteTensor), torch.ByteTensor)]
+        made = [x.new(2, 3).shape, x.new([1, 2]).tolist(), x.new(x.size()).shape, x.double().new(1).dtype]
+        root = torch.arange(20.).view(4, 5).requires_grad_()
+        values = torch.tensor([10., 20., 30., 40.], requires_grad=True)
+        put = root.clone()
+        put.put_(torch.tensor([1, 2, -1, -2]), values)
+        (put * torch.arange(20.).view(4, 5)).sum().backward()
+        put_facts = (put.tolist(), root.grad.tolist(), values.grad.tolist(),
+                     root.t().clone().t().put(torch.tensor([0]), torch.tensor([-1.])).tolist())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = root.resize(5, 4)
+        resize_facts = (r.shape, r.grad_fn.name(), str(caught[0].message))
+        r.sum().backward()
+        a, b = torch.ones(2, 2, requires_grad=True), torch.zeros(2, 2, requires_grad=True)
+        d = torch.dstack([a, b])
+        d.backward(torch.arange(8.).view(2, 2, 2))
+        stacked = (d.shape, d.grad_fn.name(), a.grad.tolist(), b.grad.tolist(),
+                   torch.dstack([torch.ones(3), torch.zeros(3)]).shape)
+        leaf_node = (a + b).grad_fn.next_functions[0][0]
+        accumulate = (isinstance(leaf_node, torch._C._functions.AccumulateGrad),
+                      torch._C._functions.AccumulateGrad.__name__)
+    """)
+    for name in ("types", "made", "put_facts", "resize_facts", "stacked", "accumulate"):
+        assert str(gw[name]) == str(pt[name]), name

@@ -36,6 +36,7 @@ from . import _tensor_methods  # noqa: F401  (installs methods and operators on 
 from .ops._util import FUNCTIONS as _FUNCTIONS
 from .ops.factories import Generator, default_generator  # noqa: F401
 from . import autograd  # noqa: F401
+from . import _C  # noqa: F401  (torch._C._functions.AccumulateGrad)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 
 from .ops.aliases import accepting_numpy_names as _numpy_names

@@ -26,6 +26,14 @@ _NONLEAF_GRAD_WARNING = (
 )
 
 
+_UNDELETABLE = {
+    "data": "Deleting tensor data is not allowed. Delete tensor instead!",
+    "requires_grad": "requires_grad must be a bool",
+    "_grad_fn": "Deletion of _grad_fn not allowed. Detach tensor instead!",
+    "_backward_hooks": "Deletion of _backwards_hooks not allowed!",
+}
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_grad", "_output_nr", "_vc",
                  "__dict__", "__weakref__")
@@ -87,7 +95,15 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
         self._data = value._data
+
+    def __delattr__(self, name):
+        message = _UNDELETABLE.get(name)
+        if message is not None:  # PyTorch's C++ properties refuse deletion with these messages
+            raise RuntimeError(message)
+        object.__delattr__(self, name)
 
     @property
     def shape(self):
@@ -224,6 +240,13 @@ class Tensor:
     def type(self, dtype=None):
         if dtype is None:
             return self.dtype.legacy_name
+        if isinstance(dtype, str):  # x.type("torch.DoubleTensor")
+            legacy = _legacy_tensor_types().get(dtype[len("torch."):] if dtype.startswith("torch.") else "")
+            if legacy is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = legacy
+        if isinstance(dtype, _LegacyTensorType):  # x.type(torch.IntTensor)
+            dtype = dtype.dtype
         return self.to(dtype)
 
     # ------------------------------------------------------------------ autograd attributes

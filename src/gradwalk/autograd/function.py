@@ -200,7 +200,7 @@ def _apply(cls, args, kwargs):
     if requires_grad:
         outputs = _wire_outputs(ctx, args, is_input, outputs)
     else:
-        outputs = _detach_inputs_returned(args, outputs)
+        outputs = _detach_inputs_returned(ctx, args, outputs)
     _forward_mode(cls, ctx, args, is_input, outputs)
     return outputs if isinstance(output, tuple) else outputs[0]
 
@@ -336,12 +336,25 @@ def _save(ctx, t, outputs, wired, rebased=()):
     return SavedTensor(t)
 
 
-def _detach_inputs_returned(args, outputs):
-    """Without a graph, an input returned as is still comes back as a new tensor object."""
+def _detach_inputs_returned(ctx, args, outputs):
+    """Without a graph, an input returned as is still comes back as a new tensor object, unless
+    forward marked it dirty: then it comes back itself, its version bumped once more (as with a
+    graph)."""
     inputs = {id(a) for a in args}
+    dirty = {id(t) for t in ctx.dirty_tensors}
     from ..tensor import Tensor
 
-    return tuple(_alias(o) if isinstance(o, Tensor) and id(o) in inputs else o for o in outputs)
+    bumped = set()
+    wired = []
+    for o in outputs:
+        if isinstance(o, Tensor) and id(o) in dirty:
+            if id(o) not in bumped:
+                o._version_counter[0] += 1
+                bumped.add(id(o))
+        elif isinstance(o, Tensor) and id(o) in inputs:
+            o = _alias(o)
+        wired.append(o)
+    return tuple(wired)
 
 
 def _forward_mode(cls, ctx, args, is_input, outputs):

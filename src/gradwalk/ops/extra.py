@@ -1419,6 +1419,19 @@ def vstack(tensors):
 
 
 @export(method=False)
+def dstack(tensors):
+    """Stacked along the third dim; 1-D ``(n,)`` counts as ``(1, n, 1)``, 2-D ``(m, n)`` as
+    ``(m, n, 1)`` (``atleast_3d``)."""
+    def at3(t):
+        if t.ndim >= 3:
+            return t
+        if t.ndim == 2:
+            return t.unsqueeze(2)
+        return t.reshape(1, -1, 1)
+    return _F().cat([at3(t) for t in tensors], 2)
+
+
+@export(method=False)
 def meshgrid(*tensors, indexing=None):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])

@@ -260,12 +260,14 @@ class Prod(Op):
 
     def backward(ctx, g):
         x = ctx.self
-        # product of all the other elements (no division, so zeros are handled)
+        if x.ndim == 0:
+            return g,
+        if not (x._data == 0).any():  # PyTorch's prod_backward: grad * (result / input)
+            return g * (ctx.result / x),
+        # with zeros: the product of all the other elements (no division)
         Tensor = _tensor.Tensor
         flat = x._data.reshape(-1)
         others = np.array([np.prod(np.delete(flat, i)) for i in range(flat.size)], dtype=flat.dtype)
-        if x.requires_grad and x.grad_fn is not None and False:
-            pass
         return g * Tensor._make(others.reshape(x.shape)),
 
     def jvp(x, out, dx):
@@ -300,9 +302,16 @@ class ProdDim(Op):
 
     def backward(ctx, g):
         a = ctx._attrs
+        x = ctx.self
+        if x.ndim == 0:
+            return g,
+        result = ctx.result
         if not a["keepdim"]:
             g = g.unsqueeze(a["dim"])
-        others = _tensor.Tensor._make(_prod_of_others(ctx.self._data, a["dim"]))
+            result = result.unsqueeze(a["dim"])
+        if not (x._data == 0).any():  # PyTorch's prod_backward: grad * (result / input)
+            return g * (result / x),
+        others = _tensor.Tensor._make(_prod_of_others(x._data, a["dim"]))
         return g * others,
 
     def jvp(x, out, dx, dim, keepdim):

@@ -890,10 +890,29 @@ def _is_advanced(i):
         isinstance(i, Tensor) and i.ndim == 0 and i.dtype.np.kind in "iu")
 
 
+def _index_tuple(index):
+    """The index as a tuple of parts. A list holding a tensor, a sequence, a slice, ``...`` or
+    None is read as a tuple of those parts, with PyTorch's deprecation warning (its
+    ``treatSequenceAsTuple``: ``x[[slice(None), [2, 3]]]`` is ``x[:, [2, 3]]``); any other index
+    is one part."""
+    if isinstance(index, tuple):
+        return index
+    if isinstance(index, list) and len(index) < 32 and any(
+            isinstance(i, (_tensor.Tensor, list, tuple, range, slice)) or i is Ellipsis or i is None
+            for i in index):
+        import warnings
+        warnings.warn(
+            "Using a non-tuple sequence for multidimensional indexing is deprecated and will be "
+            "changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will "
+            "be interpreted as tensor index, x[torch.tensor(seq)], which will result either in an "
+            "error or a different result", UserWarning, stacklevel=3)
+        return tuple(index)
+    return (index,)
+
+
 def getitem(input, index):
     """``x[index]``: basic parts become Select/Slice/Unsqueeze nodes, advanced parts one Index node."""
-    if not isinstance(index, tuple):
-        index = (index,)
+    index = _index_tuple(index)
     if any(_is_advanced(i) for i in index):
         return _advanced_getitem(input, index)
     out = _basic_index(input, index)
@@ -970,18 +989,13 @@ def _advanced_getitem(input, index):
     return apply_op(Index, (input,), {"indices": np_index, "self_sym_sizes": input.shape})
 
 
-def _in_bounds(idx, size):
-    return idx.size == 0 or (-size <= idx.min() and idx.max() < size)
-
-
 def setitem(input, index, value):
     """``x[index] = value``: an in-place write; on a graph tensor the node is CopySlices."""
     from ..grad_mode import _state
     Tensor = _tensor.Tensor
     from .core import _check_inplace
 
-    if not isinstance(index, tuple):
-        index = (index,)
+    index = _index_tuple(index)
     np_index = tuple(_to_np_index(i) for i in index)
     if len(np_index) == 1:
         np_index = np_index[0]

@@ -130,6 +130,83 @@ def is_complex(self):
     return self._data.dtype.kind == "c"
 
 
+# ---- legacy methods PyTorch's own tests still call ------------------------------------------
+
+@export(function=False)
+def new(self, *args):
+    """``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new(x.size())``: the legacy constructor at
+    ``x``'s dtype (as ``torch.Tensor(...)``, filled with zeros where PyTorch leaves memory as is)."""
+    t = _tensor.Tensor.__new__(_tensor.Tensor)
+    _tensor.Tensor.__init__(t, *args, dtype=self.dtype)
+    return t
+
+
+@export(function=False)
+def put_(self, index, source, accumulate=False):
+    """``x.put_(index, source)``: writes ``source`` at ``index`` into ``x`` read as 1-D in row-major
+    order (negative indices count from the end). Built from indexing on the flattened tensor, so
+    the graph holds IndexPutBackward0 / CopySlices rather than PyTorch's PutBackward0."""
+    if accumulate:
+        raise NotImplementedError("gradwalk: put_(..., accumulate=True) is not supported")
+    n = self.numel()
+    idx = index._data.reshape(-1).astype(np.int64)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = int(idx[(idx < -n) | (idx >= n)][0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    where = _tensor.Tensor._make(np.where(idx < 0, idx + n, idx))
+    if self.is_contiguous():
+        S.setitem(self.view(-1), where, source.reshape(-1))
+    else:
+        flat = self.reshape(-1).clone()
+        S.setitem(flat, where, source.reshape(-1))
+        self.copy_(flat.view(self.shape))
+    return self
+
+
+@export(function=False)
+def put(self, index, source, accumulate=False):
+    return put_(self.clone(), index, source, accumulate)
+
+
+@export(function=False)
+def resize(self, *sizes):
+    """The deprecated out-of-place ``resize``: the same elements in a new shape (PyTorch's
+    ``autograd._functions.Resize``, whose node is ResizeBackward)."""
+    warnings.warn("non-inplace resize is deprecated", stacklevel=2)
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return _Resize().apply(self, tuple(sizes))
+
+
+def _Resize():
+    from ..autograd.function import Function
+
+    global _RESIZE
+    if _RESIZE is None:
+        class Resize(Function):
+            @staticmethod
+            def forward(ctx, tensor, sizes):
+                numel = int(np.prod(sizes, dtype=np.int64))
+                if tensor.numel() != numel:
+                    raise RuntimeError(
+                        f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), "
+                        f"but the given tensor has a size of {'x'.join(map(str, tensor.size()))} "
+                        f"({tensor.numel()} elements). autograd's resize can only change the shape of a "
+                        "given tensor, while preserving the number of elements. ")
+                ctx.input_sizes = tensor.size()
+                return tensor.contiguous().clone().view(*sizes)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                return grad_output.contiguous().view(ctx.input_sizes), None
+
+        _RESIZE = Resize
+    return _RESIZE
+
+
+_RESIZE = None
+
+
 def _adjoint(self):
     if self.ndim != 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
