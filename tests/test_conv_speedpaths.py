@@ -7,7 +7,6 @@ import torch
 
 import gradwalk as gw
 
-torch.set_num_threads(1)
 
 
 def both(array, requires_grad=True):

@@ -8,7 +8,16 @@ import torch
 import gradwalk as gw
 from gradwalk.ops._scatter import index_add_rows, index_add_rows_reference
 
-torch.set_num_threads(1)  # PyTorch's sequential kernel (more threads add atomically, in any order)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """PyTorch's sequential kernel: on more threads, big float index_put_ sums add atomically, in
+    any order. (Restored after each test: other tests compare sums split over the default count.)"""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
 
 
 def same_bits(a, b):
