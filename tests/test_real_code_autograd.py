@@ -367,3 +367,81 @@ def test_legacy_methods_pytorchs_tests_call():
     """)
     for name in ("types", "made", "put_facts", "resize_facts", "stacked", "accumulate"):
         assert str(gw[name]) == str(pt[name]), name
+
+
+def test_gradient_edges_as_inputs_and_outputs_of_grad_and_backward():
+    # test_grad_to_node*, test_backward_to_node, test_gradient_edge_graph_ownership
+    gw, pt = run_both("""
+        GradientEdge, get_gradient_edge = torch.autograd.graph.GradientEdge, torch.autograd.graph.get_gradient_edge
+        x = torch.tensor([1.0, 2.0], requires_grad=True).clone()
+        edge = get_gradient_edge(x)
+        x *= 2
+        g_old, g_new = torch.autograd.grad(x.sum(), (edge, x), retain_graph=True)
+        leaf = torch.tensor([3.0, 4.0], requires_grad=True)
+        by_edge = torch.autograd.grad((leaf * leaf).sum(), get_gradient_edge(leaf))
+        r = torch.autograd._functions.Resize.apply(leaf, (2, 1))
+        resized = (r.grad_fn.name(), torch.autograd.grad(r.sum(), get_gradient_edge(r))[0].tolist())
+        y = torch.tensor([1.0, 1.0], requires_grad=True).clone()
+        out = x.clone()
+        try:
+            torch.autograd.grad(out.sum(), (x, GradientEdge(y.grad_fn, y.output_nr)),
+                                allow_unused=True, materialize_grads=True)
+        except RuntimeError as e:
+            materialize = str(e)
+        torch.autograd.backward(out.sum(), inputs=(GradientEdge(x.grad_fn, x.output_nr), y))
+        inp = torch.ones(1, requires_grad=True)
+        mid = inp.clone()
+        out_edge = get_gradient_edge(mid * 3)
+        torch.autograd.backward(out_edge)
+        seeded = inp.grad.tolist()
+        try:
+            torch.autograd.backward(out_edge, grad_tensors=torch.ones(3))
+        except RuntimeError as e:
+            mismatch = str(e)
+        grads = (g_old.tolist(), g_new.tolist(), by_edge[0].tolist(), resized, y.grad, seeded)
+    """)
+    assert gw["grads"] == pt["grads"]
+    assert gw["materialize"] == pt["materialize"]
+    assert gw["mismatch"] == pt["mismatch"]
+
+
+def test_backward_with_a_non_leaf_input_runs_its_node_and_keeps_retaining():
+    # test_prehook_ordering: backward(inputs=(b,)) runs b's tensor hook, then b.grad_fn's
+    # pre-hooks (PyTorch marks that node needed and calls b.retain_grad())
+    gw, pt = run_both("""
+        log = []
+        def hook1(g):
+            log.append(1)
+            return g * 3
+        def hook2(gs):
+            log.append(2)
+            return tuple(g * 2 for g in gs)
+        a = torch.tensor(1.0, requires_grad=True)
+        b = a.clone()
+        b.grad_fn.register_prehook(hook2)
+        b.register_hook(hook1)
+        a.register_hook(hook1)
+        b.sum().backward(inputs=(b,), retain_graph=True)
+        first = (list(log), b.grad.item(), a.grad, b.retains_grad)
+        b.sum().backward()
+        later = (list(log), b.grad.item(), a.grad.item())
+    """)
+    assert gw["first"] == pt["first"]
+    assert gw["later"] == pt["later"]
+
+
+def test_batched_grad_outputs_of_the_wrong_shape_are_named():
+    # test_grad_batched_grad
+    results = {}
+    for lib in (gradwalk, torch):
+        x = lib.randn(2, 2, requires_grad=True)
+        found = []
+        for out, g in [(x.clone(), lib.ones(2, 2)), (x.sum(), lib.ones(2).unsqueeze(1)),
+                       (x.clone(), lib.ones(3, 2, 3))]:
+            try:
+                lib.autograd.grad(out, (x,), (g,), is_grads_batched=True)
+            except RuntimeError as e:
+                found.append(message(e))
+        results[lib.__name__] = found
+    assert results["gradwalk"] == results["torch"]
+    assert len(results["torch"]) == 3

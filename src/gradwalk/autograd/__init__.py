@@ -13,6 +13,7 @@ from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad, 
                          set_grad_enabled)
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
                            is_anomaly_enabled, set_detect_anomaly)
+from .._dtype import Size
 from .engine import GraphTask
 from .node import Node  # noqa: F401
 
@@ -45,7 +46,7 @@ def _tensor_or_tensors_to_tuple(tensors, length):
 def _outputs_and_grads(outputs, grad_outputs):
     """``outputs`` and their gradients as two tuples of one length (None where none was given)."""
     Tensor = _tensor.Tensor
-    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    outputs = (outputs,) if isinstance(outputs, (Tensor, graph.GradientEdge)) else tuple(outputs)
     grads = _tensor_or_tensors_to_tuple(grad_outputs, len(outputs))
     if len(grads) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
@@ -57,6 +58,9 @@ def _make_grads(outputs, grads):
     Tensor = _tensor.Tensor
     new_grads = []
     for i, (out, grad) in enumerate(zip(outputs, grads)):
+        if isinstance(out, graph.GradientEdge):
+            new_grads.append(_edge_grad(i, out, grad))
+            continue
         if isinstance(grad, Tensor):
             if grad.shape != out.shape:
                 raise RuntimeError(
@@ -80,9 +84,31 @@ def _make_grads(outputs, grads):
     return tuple(new_grads)
 
 
+def _edge_grad(i, edge, grad):
+    """The seed for an output given as a GradientEdge: checked against the shape its node
+    expects (the node's input metadata), ones for a one-element one when none is given."""
+    Tensor = _tensor.Tensor
+    shape, dtype = edge.node._input_metadata[edge.output_nr]
+    dtype = getattr(dtype, "np", dtype)  # a custom Function's node records gradwalk's dtype
+    if grad is None:
+        if int(np.prod(shape, dtype=np.int64)) != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return Tensor._make(np.ones(shape, dtype))
+    if not isinstance(grad, Tensor):
+        raise TypeError(f"gradients can be either Tensors or None, but got {type(grad).__name__}")
+    if tuple(grad.shape) != tuple(shape):
+        raise RuntimeError(
+            f"Mismatch in shape: grad_output[{i}] has a shape of {grad.shape} and output[{i}] has a "
+            f"shape of {Size(shape)}.")
+    return grad
+
+
 def _root_edges(outputs):
     edges = []
     for i, out in enumerate(outputs):
+        if isinstance(out, graph.GradientEdge):  # an output named by its node and input slot
+            edges.append((out.node, out.output_nr))
+            continue
         if not out.requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -94,6 +120,9 @@ def _root_edges(outputs):
 def _input_edges(inputs):
     edges = []
     for t in inputs:
+        if isinstance(t, graph.GradientEdge):  # the gradient flowing into this node's slot
+            edges.append((t.node, t.output_nr))
+            continue
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         edges.append((t.grad_fn, t._output_nr) if t.grad_fn is not None
@@ -110,13 +139,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None and len(inputs) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     outputs, grads = _outputs_and_grads(tensors, grad_tensors)
-    if isinstance(inputs, Tensor):
+    if isinstance(inputs, (Tensor, graph.GradientEdge)):
         inputs = (inputs,)
     grads = _make_grads(outputs, grads)
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph and inputs is None:
         _warn_create_graph_once()
+    for t in inputs or ():
+        if isinstance(t, Tensor) and t.grad_fn is not None:
+            t.retain_grad()  # as PyTorch's run_backward: the non-leaf keeps retaining afterwards
     run_backward(outputs, grads, retain_graph, create_graph,
                  inputs=tuple(inputs) if inputs is not None else None, accumulate_grad=True)
 
@@ -136,6 +168,8 @@ def run_backward(outputs, grads, keep_graph, create_graph, inputs=None, accumula
 def _accumulate_into_inputs(inputs, captured):
     """backward(inputs=[h]): a non-leaf listed in inputs= gets its .grad populated, as PyTorch does."""
     for t, g in zip(inputs, captured):
+        if isinstance(t, graph.GradientEdge) or t._retains_grad:  # no tensor / its hook did it
+            continue
         if t.grad_fn is not None and g is not None:
             t._grad = g if t._grad is None else t._grad + g
 
@@ -156,9 +190,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                       "torch.autograd.backward.", FutureWarning, stacklevel=2)
     is_dict = isinstance(inputs, dict)
     keys = list(inputs.keys()) if is_dict else None
-    outputs_t = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single = (Tensor, graph.GradientEdge)
+    outputs_t = (outputs,) if isinstance(outputs, single) else tuple(outputs)
     inputs_t = tuple(inputs.values()) if is_dict else (
-        (inputs,) if isinstance(inputs, Tensor) else tuple(inputs))
+        (inputs,) if isinstance(inputs, single) else tuple(inputs))
     if len(inputs_t) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     outputs_t, grads = _outputs_and_grads(outputs_t, grad_outputs)
@@ -173,6 +208,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = list(result)
     for i, g in enumerate(result):
         if g is None:
+            if materialize_grads and isinstance(inputs_t[i], graph.GradientEdge):
+                raise RuntimeError(
+                    "materialize_grads cannot be used when the given input is a GradientEdge")
             if materialize_grads:
                 from ..ops.functions import zeros_like
 
@@ -181,7 +219,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
                     "Set allow_unused=True if this is the desired behavior.")
-        elif g.shape != inputs_t[i].shape:
+        elif not isinstance(inputs_t[i], graph.GradientEdge) and g.shape != inputs_t[i].shape:
             result[i] = g.sum_to_size(inputs_t[i].shape)
     if is_dict:
         return dict(zip(keys, result))
@@ -191,6 +229,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused, materialize):
     from ..ops.functions import stack
 
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        # (PyTorch's message names the shape past the first two dims: it drops the batch dim twice)
+        if isinstance(g, _tensor.Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as "
+                "the batch dimension. The sizes of the remaining dimensions are expected to match the "
+                f"shape of corresponding output, but a mismatch was detected: grad_output[{i}] has a "
+                f"shape of {Size(g.shape[2:])} and output[{i}] has a shape of {out.shape}. If you only "
+                "want some tensors in `grad_output` to be considered batched, consider using vmap.")
     n = grads[0].shape[0]
     per_input = [[] for _ in inputs]
     for k in range(n):
@@ -209,6 +256,7 @@ from . import forward_ad, functional  # noqa: E402,F401
 from .function import Function, once_differentiable  # noqa: E402,F401
 from .gradcheck import gradcheck, gradcheck_sweep, gradgradcheck  # noqa: E402,F401
 from .variable import Variable  # noqa: E402,F401
+from . import _functions  # noqa: E402,F401
 
 
 def __getattr__(name):

@@ -376,7 +376,10 @@ class GraphTask:
         needed = _should_execute_map(self.graph_root, targets)
         self.exec_info = {}
         for node, is_needed in needed.items():
-            runs_itself = is_needed and (node not in self.captures or any(
+            # backward(inputs=[h]) with h a non-leaf runs h's node itself, hooks and all, as
+            # PyTorch's engine marks it needed (h.retain_grad() collects the gradient); grad()
+            # only captures what flows into it
+            runs_itself = is_needed and (node not in self.captures or self.accumulate_grad or any(
                 c is not None and needed.get(c, False) for c, _ in node.next_functions))
             if isinstance(node, AccumulateGrad):
                 runs_itself = node in targets and self.accumulate_grad

@@ -175,36 +175,9 @@ def resize(self, *sizes):
     warnings.warn("non-inplace resize is deprecated", stacklevel=2)
     if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
         sizes = tuple(sizes[0])
-    return _Resize().apply(self, tuple(sizes))
+    from ..autograd._functions import Resize
 
-
-def _Resize():
-    from ..autograd.function import Function
-
-    global _RESIZE
-    if _RESIZE is None:
-        class Resize(Function):
-            @staticmethod
-            def forward(ctx, tensor, sizes):
-                numel = int(np.prod(sizes, dtype=np.int64))
-                if tensor.numel() != numel:
-                    raise RuntimeError(
-                        f"requested resize to {'x'.join(map(str, sizes))} ({numel} elements in total), "
-                        f"but the given tensor has a size of {'x'.join(map(str, tensor.size()))} "
-                        f"({tensor.numel()} elements). autograd's resize can only change the shape of a "
-                        "given tensor, while preserving the number of elements. ")
-                ctx.input_sizes = tensor.size()
-                return tensor.contiguous().clone().view(*sizes)
-
-            @staticmethod
-            def backward(ctx, grad_output):
-                return grad_output.contiguous().view(ctx.input_sizes), None
-
-        _RESIZE = Resize
-    return _RESIZE
-
-
-_RESIZE = None
+    return Resize.apply(self, tuple(sizes))
 
 
 def _adjoint(self):
