@@ -445,3 +445,24 @@ def test_batched_grad_outputs_of_the_wrong_shape_are_named():
         results[lib.__name__] = found
     assert results["gradwalk"] == results["torch"]
     assert len(results["torch"]) == 3
+
+
+def test_calling_a_function_instance_is_the_legacy_error():
+    # test_naughty_autograd_function_attribute_access: Id()(x)
+    results = {}
+    for lib in (gradwalk, torch):
+        class Id(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        with pytest.warns(DeprecationWarning, match="should not be instantiated"):
+            f = Id()
+        with pytest.raises(RuntimeError) as caught:
+            f(lib.zeros(1, requires_grad=True))
+        results[lib.__name__] = (message(caught.value), Id.apply(lib.zeros(1, requires_grad=True)).grad_fn.name())
+    assert results["gradwalk"] == results["torch"]

@@ -141,6 +141,12 @@ class Function(metaclass=FunctionMeta):
             "function will raise an error in a future version of PyTorch.", DeprecationWarning,
             stacklevel=2)
 
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
     @staticmethod
     def forward(*args, **kwargs):
         raise NotImplementedError(
