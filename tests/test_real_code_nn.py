@@ -130,3 +130,15 @@ def test_channel_dropout_and_data_parallel_without_gpus():
         model = nn.DataParallel(nn.Linear(2, 1))
         print(model, list(model.state_dict()), model.module, model.device_ids, model(torch.ones(3, 2)).shape)
     """)
+
+
+def test_conv_transpose_default_init_draws_as_pytorch_from_the_same_seed():
+    import numpy as np
+
+    import gradwalk
+
+    torch.manual_seed(3)
+    gradwalk.manual_seed(3)
+    theirs, ours = torch.nn.ConvTranspose2d(3, 4, 3), gradwalk.nn.ConvTranspose2d(3, 4, 3)
+    assert np.array_equal(theirs.weight.detach().numpy(), ours.weight.detach().numpy())
+    assert np.array_equal(theirs.bias.detach().numpy(), ours.bias.detach().numpy())

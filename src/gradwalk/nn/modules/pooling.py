@@ -1,10 +1,8 @@
 """``AvgPool2d``, ``AdaptiveAvgPool2d``, ``ConvTranspose2d`` and ``DataParallel``."""
-import math
 
 from .. import functional as F
-from .. import init
 from ..parameter import Parameter
-from .conv import _pair
+from .conv import Conv2d, _pair
 from .linear import _empty
 from .module import Module
 
@@ -65,13 +63,8 @@ class ConvTranspose2d(Module):
             self.register_parameter("bias", None)
         self.reset_parameters()
 
-    def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+    # PyTorch's _ConvNd.reset_parameters, shared with Conv2d (the same draws in the same order)
+    reset_parameters = Conv2d.reset_parameters
 
     def forward(self, input, output_size=None):
         if output_size is not None:
