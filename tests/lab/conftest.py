@@ -8,7 +8,7 @@ browser tests fail, not skip.
 import warnings
 
 import pytest
-from browser_support import CHROMIUM, CHROMIUM_FLAGS, ServerThread
+from browser_support import ServerThread
 
 with warnings.catch_warnings():  # Starlette 1.10 would like httpx2; httpx works the same here
     warnings.simplefilter("ignore")
@@ -33,16 +33,3 @@ def client(lab_app):
     """The app in-process, its worker pool started (one pool for the whole session)."""
     with TestClient(lab_app) as c:
         yield c
-
-
-@pytest.fixture(scope="session")
-def live_server():
-    """The real server on a free loopback port: its base URL."""
-    with ServerThread(create_app(allowed_hosts=["127.0.0.1", "localhost"])) as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True,
-            "args": CHROMIUM_FLAGS}
