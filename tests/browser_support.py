@@ -43,3 +43,35 @@ class ServerThread:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(10)
+
+
+def watched_page(page, live_server, viewport, static_dir):
+    """Yield ``page`` with its console and network watched (the built bundle checked first);
+    afterwards assert no console error but those a test expects (it appends patterns to
+    ``page.expected_console_errors``) and no request that left the machine."""
+    import re
+
+    for name in ("index.html", "main.js", "main.css"):
+        assert (static_dir / name).is_file(), (
+            f"the page is not built ({static_dir / name} is missing): "
+            f"run `cd web && npm ci && npm run build`")
+    errors, external = [], []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def guard(route):
+        url = route.request.url
+        if url.startswith(live_server) or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            external.append(url)
+            route.abort()
+
+    page.route("**/*", guard)
+    page.set_viewport_size(viewport)
+    page.expected_console_errors = []
+    yield page
+    unexpected = [e for e in errors
+                  if not any(re.search(p, e) for p in page.expected_console_errors)]
+    assert unexpected == []
+    assert external == []

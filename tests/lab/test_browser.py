@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 
 from gradwalk.lab.presets import PRESETS
 from gradwalk.lab.server import STATIC_DIR
+from browser_support import watched_page
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 NEURON = PRESETS[0]["source"]
@@ -41,32 +42,10 @@ def first_visit(page, live_server):
 
 
 def open_lab(page, live_server):
-    for name in ("index.html", "main.js", "main.css"):
-        assert (STATIC_DIR / name).is_file(), (
-            f"the lab's page is not built ({STATIC_DIR / name} is missing): "
-            f"run `cd web && npm ci && npm run build`")
-    errors, external = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-
-    def guard(route):
-        url = route.request.url
-        if url.startswith(live_server) or url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
-            external.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
-    page.set_viewport_size({"width": 1280, "height": 800})
-    page.expected_console_errors = []  # a test that expects a 4xx answer adds its pattern here
-    page.goto(f"{live_server}/lab")
-    expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
-    yield page
-    unexpected = [e for e in errors
-                  if not any(re.search(p, e) for p in page.expected_console_errors)]
-    assert unexpected == []
-    assert external == []
+    for page in watched_page(page, live_server, {"width": 1280, "height": 800}, STATIC_DIR):
+        page.goto(f"{live_server}/lab")
+        expect(page.locator("body")).to_have_attribute("data-ready", "1", timeout=30_000)
+        yield page
 
 
 def api_run(live_server, source, mode="pytorch", **fields):

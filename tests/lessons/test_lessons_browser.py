@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from gradwalk.lab.server import STATIC_DIR
 from gradwalk.lessons import LessonStore
+from browser_support import watched_page
 
 LESSON_IDS = [entry["id"] for entry in LessonStore().index()]
 WIDE = {"width": 1280, "height": 900}
@@ -29,27 +30,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def site(page, live_server):
     """The page, with the console and the network watched; after the test: no console errors,
     no request that left the machine."""
-    for name in ("index.html", "main.js", "main.css"):
-        assert (STATIC_DIR / name).is_file(), (
-            f"the page is not built ({STATIC_DIR / name} is missing): run `cd web && npm run build`")
-    errors, external = [], []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-
-    def guard(route):
-        url = route.request.url
-        if url.startswith(live_server) or url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
-            external.append(url)
-            route.abort()
-
-    page.route("**/*", guard)
-    page.set_viewport_size(WIDE)
-    page.expected_console_errors = []  # a test that expects a 4xx answer adds its pattern here
-    yield page
-    assert [e for e in errors if not any(re.search(p, e) for p in page.expected_console_errors)] == []
-    assert external == []
+    yield from watched_page(page, live_server, WIDE, STATIC_DIR)
 
 
 def api(live_server, path):
