@@ -23,34 +23,20 @@ fresh 180 MB array can stall for a second on a busy machine: the warm-up run and
 that out of the figures, and the first (cold) run is printed for the MLP's evaluation.
 """
 import argparse
-import gc
-import time
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
+from _timing import CLOCK, best
 
 torch.set_num_threads(1)
 threadpool_limits(1, "blas")
 
 
-# CPU time of this process (both libraries run on this one thread): on a shared machine it leaves
-# out the time other jobs hold the core; ``--clock wall`` measures elapsed time instead
-CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
+# CPU time of this process by default (``--clock wall`` for elapsed time): see _timing.py
 clock = CLOCK["cpu"]
-
-
-def best(fn, repeat):
-    fn()  # warm up
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return min(times)
 
 
 def compare(a, b):
@@ -234,8 +220,8 @@ def row(name, work_gw, work_torch, repeat, per=1.0, unit="ms"):
     out_gw = arrays_of(gw, work_gw())
     out_torch = arrays_of(torch, work_torch())
     agree = compare(out_gw, out_torch)
-    t_torch = best(work_torch, repeat) / per
-    t_gw = best(work_gw, repeat) / per
+    t_torch = best(work_torch, repeat, clock) / per
+    t_gw = best(work_gw, repeat, clock) / per
     scale = 1e3 if unit == "ms" else 1e6
     print(f"  {name:<44} {t_torch * scale:10.2f} {t_gw * scale:10.2f} {unit:<3} {t_gw / t_torch:7.2f}x   {agree}",
           flush=True)

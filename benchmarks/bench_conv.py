@@ -16,34 +16,20 @@ different BLAS libraries: NumPy's OpenBLAS, PyTorch's own kernels). float32; PyT
 BLAS each on one thread.
 """
 import argparse
-import gc
-import time
 
 import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
+from _timing import CLOCK, best
 
 torch.set_num_threads(1)
 threadpool_limits(1, "blas")
 
 
-# CPU time of this process (both libraries run on this one thread): on a shared machine it leaves
-# out the time other jobs hold the core; ``--clock wall`` measures elapsed time instead
-CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
+# CPU time of this process by default (``--clock wall`` for elapsed time): see _timing.py
 clock = CLOCK["cpu"]
-
-
-def best(fn, repeat):
-    fn()  # warm up
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return min(times)
 
 
 def compare(a, b):
@@ -88,7 +74,7 @@ def arrays(tensors):
 
 def row(name, fn_gw, fn_torch, repeat):
     agree = compare(arrays(fn_gw()), arrays(fn_torch()))
-    t_torch, t_gw = best(fn_torch, repeat), best(fn_gw, repeat)
+    t_torch, t_gw = best(fn_torch, repeat, clock), best(fn_gw, repeat, clock)
     print(f"  {name:<56} {t_torch * 1e3:9.3f} {t_gw * 1e3:9.3f} ms {t_gw / t_torch:7.2f}x   {agree}", flush=True)
     return t_gw / t_torch
 
@@ -164,7 +150,7 @@ def section(title, spec, batch_shape, flat, repeat, steps_per_timing):
 
     print(f"  {'training step (SGD), per ' + str(steps_per_timing) + ' steps':<56} ", end="")
     agree = compare(arrays(sg()), arrays(st()))
-    t_torch, t_gw = best(many(st), repeat), best(many(sg), repeat)
+    t_torch, t_gw = best(many(st), repeat, clock), best(many(sg), repeat, clock)
     print(f"{t_torch * 1e3:9.3f} {t_gw * 1e3:9.3f} ms {t_gw / t_torch:7.2f}x   first loss {agree}")
 
 

@@ -9,19 +9,13 @@ A hand-written NumPy forward/backward of (a) is the floor any NumPy engine can r
 """
 import argparse
 import gc
-import time
 
 import numpy as np
+from _timing import CLOCK, best
 
 
-def best_of(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+# CPU time of this process by default (``--clock wall`` for elapsed time): see _timing.py
+clock = CLOCK["cpu"]
 
 
 def chain(lib, shape, n):
@@ -46,11 +40,11 @@ def time_chain(lib, shape, n, repeat):
     bwd = []
     for _ in range(repeat):
         gc.collect()
-        t0 = time.perf_counter()
+        t0 = clock()
         x, out = chain(lib, shape, n)
-        t1 = time.perf_counter()
+        t1 = clock()
         out.backward()
-        t2 = time.perf_counter()
+        t2 = clock()
         fwd.append(t1 - t0)
         bwd.append(t2 - t1)
         del x, out
@@ -65,7 +59,7 @@ def numpy_chain(shape, n, repeat):
         c = (np.ones(shape, dtype=np.float32) if shape else np.ones((), np.float32)) * np.float32(0.999)
         tape = []
         h = x
-        t0 = time.perf_counter()
+        t0 = clock()
         for i in range(n):
             k = i % 4
             if k == 0:
@@ -80,7 +74,7 @@ def numpy_chain(shape, n, repeat):
             else:
                 tape.append((3, h))
                 h = np.sin(h)
-        t1 = time.perf_counter()
+        t1 = clock()
         g = np.ones_like(h)
         for kind, saved in reversed(tape):
             if kind == 0:
@@ -89,7 +83,7 @@ def numpy_chain(shape, n, repeat):
                 g = g * (1 - saved * saved)
             elif kind == 3:
                 g = g * np.cos(saved)
-        t2 = time.perf_counter()
+        t2 = clock()
         return t1 - t0, t2 - t1
 
     results = [run() for _ in range(repeat)]
@@ -118,14 +112,18 @@ def mlp_step(lib, batch, steps=20):
         for _ in range(steps):
             step()
 
-    return best_of(run, 5) / steps * 1e3  # ms per step
+    return best(run, 5, clock, warm_up=False) / steps * 1e3  # ms per step
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--clock", choices=sorted(CLOCK), default="cpu",
+                        help="cpu: this process's CPU time (default); wall: elapsed time")
     args = parser.parse_args()
+    global clock
+    clock = CLOCK[args.clock]
 
     import torch
 

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 import gradwalk
+from _timing import best
 
 CASES = [
     ("randn(10**7)", lambda lib: lib.randn(10**7), 2.0),
@@ -27,15 +28,6 @@ CASES = [
     ("normal_(2, 0.5), 10**7", lambda lib: lib.empty(10**7).normal_(2.0, 0.5), None),
     ("exponential_(), 10**6 float64", lambda lib: lib.empty(10**6, dtype=lib.float64).exponential_(), None),
 ]
-
-
-def best(fn, repeat, clock=time.process_time):
-    times = []
-    for _ in range(repeat):
-        start = clock()
-        fn()
-        times.append(clock() - start)
-    return min(times)
 
 
 def main():
@@ -51,8 +43,8 @@ def main():
         gradwalk.manual_seed(0)
         torch.manual_seed(0)
         assert np.array_equal(draw(gradwalk).numpy(), draw(torch).numpy()), name
-        ours = best(lambda: draw(gradwalk), args.repeat, clock)
-        theirs = best(lambda: draw(torch), args.repeat, clock)
+        ours = best(lambda: draw(gradwalk), args.repeat, clock, warm_up=False, collect=False)
+        theirs = best(lambda: draw(torch), args.repeat, clock, warm_up=False, collect=False)
         ratio = ours / theirs
         verdict = "" if target is None else (f"{target:g}x: {'met' if ratio <= target else 'NOT met'}")
         print(f"| `{name}` | {ours * 1e3:,.1f} | {theirs * 1e3:,.1f} | {ratio:.2f}x | {verdict} |")

@@ -22,6 +22,7 @@ import sys
 import time
 
 import numpy as np
+from _timing import best
 
 
 def mlp(lib, sizes):
@@ -167,14 +168,8 @@ def phase_table(steps, repeat, batch, x, y):
 
 
 def best_of(fn, repeat):
-    fn()  # warm up
-    best = float("inf")
-    for _ in range(repeat):
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+    # elapsed time: "PyTorch 2T" runs on two threads, whose CPU time would count twice
+    return best(fn, repeat, time.perf_counter)
 
 
 def throughput(args):

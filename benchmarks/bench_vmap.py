@@ -19,19 +19,14 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
+from _timing import best as _best
 
 torch.set_num_threads(1)
 threadpool_limits(1, "blas")  # NumPy's BLAS on one thread too, as PyTorch
 
 
 def best(fn, repeat):
-    fn()  # warm up
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return _best(fn, repeat, time.perf_counter, collect=False)  # elapsed time, one warm-up run
 
 
 def predict(lib):
