@@ -156,6 +156,51 @@ def test_hessian_of_a_scalar_function_and_jacfwd_of_jacrev():
     close(gw.func.jacrev(gw.func.jacrev(f))(xs), torch.func.jacrev(torch.func.jacrev(f))(xt))
 
 
+def test_jacfwd_computes_the_primal_once_and_batches_only_the_tangents():
+    # jacfwd is vmap(jvp) over unit tangents: the primal is the same for every column, so (as in
+    # functorch) it stays unbatched and each op's jvp formula runs on the batch of tangents
+    (ws, _), (xs, _) = both(rng.standard_normal((3, 4))), both(rng.standard_normal(4))
+    seen = []
+
+    def f(x):
+        y = ws @ x
+        seen.append((tuple(y.shape), _batching.levels_of(y)))
+        return y.tanh()
+
+    gw.func.jacfwd(f)(xs)
+    assert seen == [((3,), ())]
+
+
+def make_mixed_cases(lib):
+    """jvp with unbatched primals under vmap meeting batched primals, and the nestings of
+    jacfwd/jacrev/hessian with vmap around or inside them."""
+    r = np.random.default_rng(5)
+    x0, w = lib.tensor(r.standard_normal(3)), lib.tensor(r.standard_normal((3, 3)))
+    ts, ys = lib.tensor(r.standard_normal((4, 3))), lib.tensor(r.standard_normal((4, 3)))
+    fn = lib.func
+
+    def g(x, y):
+        return ((x * y) @ w).tanh() + x.sin()
+
+    return {
+        "vmap(jvp) with a batched closure": fn.vmap(lambda t, y: fn.jvp(lambda x: g(x, y), (x0,), (t,)))(ts, ys),
+        "vmap(jacfwd)": fn.vmap(lambda y: fn.jacfwd(lambda x: g(x, y))(x0))(ys),
+        "vmap(hessian)": fn.vmap(lambda y: fn.hessian(lambda x: g(x, y).sum())(x0))(ys),
+        "jacfwd(vmap)": fn.jacfwd(lambda x: fn.vmap(lambda y: g(x, y))(ys))(x0),
+        "jacfwd(jacfwd)": fn.jacfwd(fn.jacfwd(lambda x: (x @ w).tanh() * x.sum()))(x0),
+        "jacrev(jacfwd)": fn.jacrev(fn.jacfwd(lambda x: (x @ w).tanh() * x.sum()))(x0),
+        "hessian with indexing": fn.hessian(lambda x: (x ** 2).sum() * x[0] + x[1:].exp().sum())(x0),
+    }
+
+
+@pytest.mark.parametrize("case", list(make_mixed_cases(gw)))
+def test_forward_mode_under_vmap_matches_torch_func(case):
+    ours, theirs = make_mixed_cases(gw)[case], make_mixed_cases(torch)[case]
+    for a, b in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+        assert tuple(a.shape) == tuple(b.shape)
+        close(a, b)
+
+
 # ---------------------------------------------------------------- per-sample gradients
 
 def test_per_sample_gradients_of_an_mlp_as_torch_func():

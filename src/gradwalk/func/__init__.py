@@ -158,10 +158,13 @@ def _unbatched_fresh_leaf(t):
 
 
 def _batch_at_running(t):
-    """``t`` batched at every running vmap level (a copy per sample where it was not)."""
+    """``t`` batched at every running vmap level (a copy per sample where it was not), except
+    a level that batches only ``t``'s tangents (jacfwd's columns: the primal, and so its
+    gradient, is the same for every column)."""
     have = _batching.levels_of(t)
+    tangent_only = _batching.tangent_levels(t)
     for level, size, _ in _batching.running.stack:
-        if level not in have:
+        if level not in have and level not in tangent_only:
             # a real copy, not a stride-0 view: NumPy's matmul leaves BLAS on zero strides
             t = _batching.add_level(t.unsqueeze(0).expand(size, *t.shape).contiguous(), 0, level)
     return t
@@ -389,12 +392,15 @@ def _jvp(func, primals, tangents, has_aux):
         try:
             flat_primals, spec = _flatten(primals)
             flat_tangents, _ = _flatten(tangents)
-            batch = _levels(list(flat_primals) + list(flat_tangents))
-            if batch:  # tangents (or primals) batched: duals of the physical tensors, all batched
+            if _levels(flat_primals):  # batched primals: duals of the physical tensors, all batched
+                batch = _levels(list(flat_primals) + list(flat_tangents))
                 duals = [_batching.wrap(forward_ad.make_dual(_batching.expanded(p, batch).contiguous(),
                                                              _batching.expanded(tg, batch), level=level), batch)
                          for p, tg in zip(flat_primals, flat_tangents)]
             else:
+                # the primals are one for all samples (jacfwd's columns batch only the tangents):
+                # the primal is computed once, and each op's jvp formula runs on the batched
+                # tangents, as in functorch
                 duals = [forward_ad.make_dual(p, tg, level=level) for p, tg in zip(flat_primals, flat_tangents)]
             output = func(*_unflatten(duals, spec))
             aux = None
@@ -409,7 +415,7 @@ def _jvp(func, primals, tangents, has_aux):
                 lv = _batching.levels_of(o)
                 if lv:
                     p, tg = forward_ad.unpack_dual(_batching.physical(o), level=level)
-                    p, tg = _batching.wrap(p, lv), (None if tg is None else _batching.wrap(tg, lv))
+                    p, tg = _batching.wrap(p, lv), (None if tg is None else _batching.rewrap(tg, lv))
                 else:
                     p, tg = forward_ad.unpack_dual(o, level=level)
                 primal_outs.append(p)

@@ -116,6 +116,22 @@ def wrap(phys, levels):
     return b
 
 
+def rewrap(t, levels):
+    """``wrap`` for a tensor over physical arrays of ``levels`` that may be batched at other
+    levels itself (a tangent batched by jacfwd's columns, of a primal batched by another vmap):
+    one BatchedTensor at all of them, its batch dims in level order."""
+    if type(t) is not BatchedTensor or not levels:
+        return wrap(t, levels)
+    inner = t._lv
+    both = tuple(sorted(set(inner) | set(levels)))
+    phys = t._phys  # (inner dims, levels dims, logical dims)
+    order = [inner.index(lvl) if lvl in inner else len(inner) + levels.index(lvl) for lvl in both]
+    order += list(range(len(both), phys.dim()))
+    if order != list(range(phys.dim())):
+        phys = phys.permute(tuple(order))
+    return wrap(phys, both)
+
+
 def _wrap_out(out, levels):
     if type(out) is tuple:
         return tuple(wrap(o, levels) for o in out)
@@ -129,6 +145,18 @@ def levels_of(t):
     if type(data) is LogicalArray:
         return data.levels
     return ()
+
+
+def tangent_levels(t):
+    """The vmap levels at which ``t``'s forward-AD tangents are batched (beyond ``t``'s own)."""
+    base = t._phys if type(t) is BatchedTensor else t
+    grads = base._fw_grads
+    if not grads:
+        return ()
+    found = set()
+    for tangent in grads.values():
+        found.update(levels_of(tangent))
+    return tuple(sorted(found))
 
 
 def add_level(t, dim, level):
@@ -241,6 +269,8 @@ def dispatch(op, inputs, attrs, out_dtype, inplace):
     if not levels:
         return None
     levels = tuple(sorted(levels))
+    if core.observers.forward_ad is not None:
+        inputs = _with_physical_tangents(inputs, levels)
     if inplace is not None:
         return _inplace(op, inputs, attrs, out_dtype, inplace, levels)
     rule = RULES.get(op)
@@ -249,6 +279,73 @@ def dispatch(op, inputs, attrs, out_dtype, inplace):
         if out is not NotImplemented:
             return out
     return fallback(op, inputs, attrs, out_dtype, levels)
+
+
+def _with_physical_tangents(inputs, levels):
+    """The inputs, each batched at every level in ``levels`` where its tangent is (see
+    ``_promoted``): the op's rule then runs on physical tensors whose tangents are physical too."""
+    out = None
+    for i, t in enumerate(inputs):
+        need = set(tangent_levels(t)) & set(levels)
+        need.difference_update(levels_of(t))
+        if need:
+            if out is None:
+                out = list(inputs)
+            out[i] = _promoted(t, tuple(sorted(need)))
+    return inputs if out is None else out
+
+
+def _promoted(t, need):
+    """``t`` (whose primal is the same for every sample of the levels ``need``, while its
+    tangent is batched there: a jvp with unbatched primals under vmap) batched at those levels:
+    its physical tensor expanded to them, with the matching slices of the tangent as the
+    physical tangent, so that primal and tangent are batched alike."""
+    from ..autograd import forward_ad
+
+    own = levels_of(t)
+    new_levels = tuple(sorted(set(own) | set(need)))
+    sizes = level_sizes()
+    base = t._phys if type(t) is BatchedTensor else t
+    # the primal, expanded (on the graph, so gradients still reach t), its tangents set below
+    phys = forward_ad._without_propagation(0, lambda: expanded(t, new_levels))
+    logical = tuple(base.shape[len(own):])
+    for fw_level, tangent in list(base._fw_grads.items()):
+        tl = levels_of(tangent)
+        if not set(tl) & set(need):
+            # batched only elsewhere: the same tangent for every sample of ``need``
+            shape = tuple(sizes[lvl] if lvl in own else 1 for lvl in new_levels) + logical
+            full = tuple(sizes[lvl] for lvl in new_levels) + logical
+            physical_tangent = forward_ad._without_propagation(
+                fw_level, lambda: tangent.reshape(shape).expand(*full))
+        else:
+            # the tangent's batch dims of ``need`` become physical dims in new_levels' order,
+            # after the levels it keeps as a BatchedTensor
+            keep = tuple(lvl for lvl in tl if lvl not in need)
+            stripped = _strip(tangent, keep, need, own, new_levels, logical, sizes)
+            physical_tangent = forward_ad._without_propagation(fw_level, stripped)
+        forward_ad.set_tangent(phys, fw_level, physical_tangent)
+    return wrap(phys, new_levels)
+
+
+def _strip(tangent, keep, need, own, new_levels, logical, sizes):
+    """A function computing ``tangent``'s physical array rearranged as (``keep`` dims,
+    ``new_levels`` dims, logical dims), wrapped as a BatchedTensor at ``keep``."""
+
+    def run():
+        tl = levels_of(tangent)
+        phys = physical(tangent)  # (tl dims, own dims, logical dims)
+        nt, no = len(tl), len(own)
+        order = [tl.index(lvl) for lvl in keep]
+        for lvl in new_levels:
+            order.append(tl.index(lvl) if lvl in need else nt + own.index(lvl))
+        order += [nt + no + k for k in range(len(logical))]
+        arranged = phys.permute(tuple(order))
+        full = tuple(arranged.shape[:len(keep)]) + tuple(sizes[lvl] for lvl in new_levels) + logical
+        if tuple(arranged.shape) != full:
+            arranged = arranged.expand(*full)
+        return wrap(arranged, keep)
+
+    return run
 
 
 def fallback(op, inputs, attrs, out_dtype, levels):
@@ -465,6 +562,22 @@ def _gather_rule(op, inputs, attrs, out_dtype, levels):
     return wrap(core.apply_op(op, (phys,), dict(attrs, dim=attrs["dim"] % ndim + nb, index=index)), levels)
 
 
+def _index_put_zeros_rule(op, inputs, attrs, out_dtype, levels):
+    """The backward of indexing for a batch of gradients: the batch dims moved last, where the
+    (logical) indices, which address the leading dims, leave them alone."""
+    indices = attrs["indices"]
+    key = indices if type(indices) is tuple else (indices,)
+    if any(type(k) is LogicalArray or k is Ellipsis or k is None for k in key):
+        return NotImplemented
+    nb = len(levels)
+    phys = expanded(inputs[0], levels)
+    batch = tuple(phys.shape[:nb])
+    moved = phys.permute(tuple(range(nb, phys.dim())) + tuple(range(nb)))
+    out = core.apply_op(op, (moved,), dict(attrs, shape=tuple(attrs["shape"]) + batch), out_dtype)
+    k = len(attrs["shape"])
+    return wrap(out.permute(tuple(range(k, k + nb)) + tuple(range(k))), levels)
+
+
 def _blas_ready(phys):
     """An expanded (stride-0) batch as a real array: NumPy's matmul takes its slow loop, not
     BLAS, on zero strides (an input copied per sample by jacrev/jacfwd is such a view)."""
@@ -650,6 +763,7 @@ RULES.update({
     shape.SplitWithSizes: _dims_rule("dim"),
     shape.View: _reshape_rule,
     shape.UnsafeView: _reshape_rule,
+    shape.ReshapeAlias: _reshape_rule,
     shape.Squeeze: _reshape_rule,
     shape.SqueezeDim: _reshape_rule,
     shape.SqueezeMatmul: _reshape_rule,
@@ -661,6 +775,7 @@ RULES.update({
     shape.Stack: _unsqueeze_like_rule("dim"),
     shape.Index: _index_rule,
     shape.Gather: _gather_rule,
+    shape.IndexPutZeros: _index_put_zeros_rule,
     linalg.Mm: _mm_rule,
     linalg.Bmm: _mm_rule,
     linalg.Mv: _mv_rule,
