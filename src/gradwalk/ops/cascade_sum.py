@@ -16,6 +16,15 @@ dimension (or a run of adjacent ones) of a C-contiguous array or a transposed ma
 elements or more into one number are split between threads in PyTorch; they are split here as
 PyTorch splits them, with one thread per CPU this process may use.
 
+Two implementations of the kernel's two loops sit side by side: the reference
+(``_multi_row_sum``/``_row_sum``: one step of the C++ loop per NumPy statement, slice by slice)
+and the fast path (``_multi_row_sum_fast``/``_row_sum_fast``: the same additions in the same order,
+but each cascade level as one ``np.add.reduce`` over a non-innermost axis, which NumPy adds strictly
+in order, and the accumulators that are still zero left out). The fast path is the default;
+``cascade_sum(..., reference=True)`` runs the reference, and tests check both give the same bits.
+(Every partial sum that starts from +0.0 differs from one that starts from its first term only in
+the sign of an all-zero sum; the one ``+ 0.0`` at the end of a cascade gives PyTorch's sign.)
+
     >>> import numpy as np
     >>> x = np.float32([0.7] * 100)
     >>> float(cascade_sum(x)), float(x.sum())  # torch.full((100,), 0.7).sum().item() is 70.0
@@ -101,13 +110,73 @@ def _row_sum(x):
     return first
 
 
-def _inner_sum(x, lanes):
+def _sequential_fast(x, axis):
+    """x summed along axis in index order (a non-innermost axis of an array whose last axis is
+    contiguous and longer than 1, or of length 1: ``_fast_ok``), the sign of zero left to the caller."""
+    return x[:, 0] if x.shape[axis] == 1 else np.add.reduce(x, axis=axis)
+
+
+def _fast_ok(x):
+    return x.shape[-1] > 1 and x.strides[-1] == x.itemsize
+
+
+def _multi_row_sum_fast(x):
+    """_multi_row_sum's additions in its order, one np.add.reduce per cascade level.
+
+    Level j's accumulator holds the sum of the level's terms after its last full group of
+    ``step`` (the kernel empties it into level j + 1 at each full group); the top level keeps all."""
+    rows, size, lanes = x.shape
+    if not size:
+        return np.zeros((rows, lanes), dtype=x.dtype)
+    if not _fast_ok(x):
+        return _multi_row_sum(x)
+    step = 1 << max(4, _ceil_log2(size) // NUM_LEVELS)
+    total = None  # acc0 + acc1 + acc2 + acc3, left to right, the accumulators still zero left out
+    level = x
+    for j in range(NUM_LEVELS):
+        n = level.shape[1]
+        groups = n // step if j < NUM_LEVELS - 1 else 0
+        if groups * step < n:
+            acc = _sequential_fast(level[:, groups * step:], 1)
+            total = acc if total is None else total + acc
+        if not groups:
+            break
+        level = np.add.reduce(level[:, :groups * step].reshape(rows, groups, step, lanes), axis=2)
+    return total + x.dtype.type(0.0)
+
+
+def _row_sum_fast(x):
+    """_row_sum with _multi_row_sum_fast; the same additions in the same order."""
+    rows, size, lanes = x.shape
+    size_ilp = size // ILP
+    partial = _multi_row_sum_fast(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP * lanes))
+    partial = partial.reshape(rows, ILP, lanes)
+    if size == size_ilp * ILP and lanes > 1:
+        return np.add.reduce(partial, axis=1)  # ((acc[0] + acc[1]) + acc[2]) + acc[3], in order
+    first = partial[:, 0]
+    for i in range(size_ilp * ILP, size):
+        first = first + x[:, i]
+    for k in range(1, ILP):
+        first = first + partial[:, k]
+    return first
+
+
+_KERNELS = {False: (_multi_row_sum_fast, _row_sum_fast), True: (_multi_row_sum, _row_sum)}
+
+
+def _inner_sum(x, lanes, reference=False):
     """Each row of x (R, N) summed, the rows contiguous: vectorized_inner_sum / scalar_inner_sum."""
+    row_sum = _KERNELS[reference][1]
     rows, n = x.shape
     if n < lanes:
-        return _row_sum(x.reshape(rows, n, 1))[:, 0]
+        return row_sum(x.reshape(rows, n, 1))[:, 0]
     vectors = n // lanes
-    vector_acc = _row_sum(x[:, :vectors * lanes].reshape(rows, vectors, lanes))
+    vector_acc = row_sum(x[:, :vectors * lanes].reshape(rows, vectors, lanes))
+    if not reference:
+        # final_acc = 0, then the leftover elements, then the lanes, one at a time: a running sum
+        # (np.add.accumulate adds strictly in order) of those terms, and + 0.0 for the first 0
+        terms = np.concatenate((x[:, vectors * lanes:], vector_acc), axis=1)
+        return np.add.accumulate(terms, axis=1)[:, -1] + x.dtype.type(0.0)
     total = np.zeros(rows, dtype=x.dtype)
     for k in range(vectors * lanes, n):
         total += x[:, k]
@@ -116,32 +185,37 @@ def _inner_sum(x, lanes):
     return total
 
 
-def _outer_sum(x, lanes):
+def _outer_sum(x, lanes, reference=False):
     """x (O, N, M) summed over N, M contiguous columns: vectorized_outer_sum / scalar_outer_sum."""
+    multi_row_sum, row_sum = _KERNELS[reference]
     outer, n, m = x.shape
-    out = np.empty((outer, m), dtype=x.dtype)
     block = ILP * lanes if m >= lanes else ILP
     cascaded = (m // block) * block
-    if cascaded:
-        out[:, :cascaded] = _multi_row_sum(x[:, :, :cascaded])
-    if cascaded < m:
-        out[:, cascaded:] = _row_sum(x[:, :, cascaded:])
+    if cascaded == m:
+        return multi_row_sum(x)
+    if not cascaded:
+        return row_sum(x)
+    out = np.empty((outer, m), dtype=x.dtype)
+    out[:, :cascaded] = multi_row_sum(x[:, :, :cascaded])
+    out[:, cascaded:] = row_sum(x[:, :, cascaded:])
     return out
 
 
-def _full_sum(flat, lanes):
+def _full_sum(flat, lanes, reference=False):
     n = flat.shape[0]
+    if n < GRAIN_SIZE:
+        return _inner_sum(flat.reshape(1, n), lanes, reference)[0]
     threads = _threads()
-    if n < GRAIN_SIZE or threads == 1:
-        return _inner_sum(flat.reshape(1, n), lanes)[0]
+    if threads == 1:
+        return _inner_sum(flat.reshape(1, n), lanes, reference)[0]
     # at::parallel_reduce's two-pass reduction: parallel_for's chunks, one partial sum per thread
     # in a buffer (zeros for threads left without work), then the buffer summed as a row
     used = min(threads, -(-n // GRAIN_SIZE))
     chunk = -(-n // used)
     partials = np.zeros((1, threads), dtype=flat.dtype)
     for t, begin in enumerate(range(0, n, chunk)):
-        partials[0, t] = _inner_sum(flat[begin:begin + chunk].reshape(1, -1), lanes)[0]
-    return _inner_sum(partials, lanes)[0]
+        partials[0, t] = _inner_sum(flat[begin:begin + chunk].reshape(1, -1), lanes, reference)[0]
+    return _inner_sum(partials, lanes, reference)[0]
 
 
 def _memory_order(x):
@@ -154,24 +228,35 @@ def _memory_order(x):
     return [1, 0]
 
 
-def cascade_sum(x, axis=None, keepdims=False):
+def cascade_sum(x, axis=None, keepdims=False, reference=False):
     """x summed as PyTorch's CPU kernel sums it (see the module's docstring); float32/float64.
 
-    axis: None (all elements), an int, or a tuple of ints."""
+    axis: None (all elements), an int, or a tuple of ints. reference: run the slice-by-slice
+    reference kernels instead of the fast path (the same bits; for tests)."""
     x = np.asarray(x)
-    if x.dtype not in (np.float32, np.float64) or x.size == 0 or x.ndim == 0:
+    if x.dtype.char not in "fd" or x.size == 0 or x.ndim == 0:  # float32 / float64 only
         return x.sum(axis=axis, keepdims=keepdims)
     lanes = _VECTOR_BYTES // x.dtype.itemsize
+    if type(axis) is int and not keepdims and x.flags.c_contiguous and -x.ndim <= axis < x.ndim:
+        # the common case (a bias's gradient, a row sum), without the general axis bookkeeping
+        axis %= x.ndim
+        shape = x.shape
+        after = math.prod(shape[axis + 1:])
+        if after == 1:
+            result = _inner_sum(x.reshape(-1, shape[axis]), lanes, reference)
+        else:
+            result = _outer_sum(x.reshape(-1, shape[axis], after), lanes, reference)
+        return result.reshape(shape[:axis] + shape[axis + 1:])
     order = _memory_order(x)
     if order is None:
         return x.sum(axis=axis, keepdims=keepdims)
     if axis is None:
-        result = np.asarray(_full_sum(x.transpose(order).reshape(-1), lanes), dtype=x.dtype)
+        result = np.asarray(_full_sum(x.transpose(order).reshape(-1), lanes, reference), dtype=x.dtype)
         return result.reshape((1,) * x.ndim) if keepdims else result
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     axes = sorted({a % x.ndim for a in axes})
     if len(axes) == x.ndim:
-        return cascade_sum(x, None, keepdims)
+        return cascade_sum(x, None, keepdims, reference)
     positions = sorted(order.index(a) for a in axes)
     if positions != list(range(positions[0], positions[-1] + 1)):
         return x.sum(axis=tuple(axes), keepdims=keepdims)  # reduced dims not adjacent in memory
@@ -182,9 +267,12 @@ def cascade_sum(x, axis=None, keepdims=False):
     after = math.prod(shape[positions[-1] + 1:])
     block = permuted.reshape(before, reduced, after)
     if after == 1:
-        result = _inner_sum(block.reshape(before, reduced), lanes)
+        result = _inner_sum(block.reshape(before, reduced), lanes, reference)
     else:
-        result = _outer_sum(block, lanes)
+        result = _outer_sum(block, lanes, reference)
+    if x.flags.c_contiguous:  # memory order is the axes' order: the kept axes are in place
+        kept_shape = [n for a, n in enumerate(x.shape) if a not in axes]
+        return result.reshape([1 if a in axes else n for a, n in enumerate(x.shape)] if keepdims else kept_shape)
     # back to the kept axes in the input's own order
     kept_in_memory_order = [a for a in order if a not in axes]
     kept_shape = [x.shape[a] for a in kept_in_memory_order]

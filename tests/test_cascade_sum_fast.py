@@ -1,0 +1,81 @@
+"""The cascade sum's fast path (a NumPy reduce per cascade level) adds the same numbers in the same
+order as its slice-by-slice reference, and both give PyTorch's bits."""
+import numpy as np
+import torch
+
+from gradwalk.ops.cascade_sum import cascade_sum
+
+SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 4097]
+
+
+def same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def random_arrays(rng, count):
+    """Random shapes of 1-3 dims, both dtypes, with runs of -0.0, all -0.0, or infinities."""
+    for _ in range(count):
+        shape = tuple(int(n) for n in rng.choice(SIZES, rng.integers(1, 4)))
+        if np.prod(shape) > 200_000:
+            continue
+        dtype = rng.choice([np.float32, np.float64])
+        x = rng.standard_normal(shape).astype(dtype)
+        kind = rng.integers(0, 4)
+        if kind == 1:
+            x[rng.random(shape) < 0.7] = -0.0
+        elif kind == 2:
+            x[...] = -0.0
+        elif kind == 3:  # infinities, and inf - inf
+            x = (x * np.asarray(1e300 if dtype == np.float64 else 1e30, dtype)).astype(dtype)
+        yield x
+
+
+def test_the_fast_path_gives_the_references_bits():
+    rng = np.random.default_rng(0)
+    checked = 0
+    for x in random_arrays(rng, 600):
+        views = [x, x.T] if x.ndim == 2 else [x]
+        for v in views:
+            axes = [None, *range(v.ndim)] + ([(0, 1), (1, 2)] if v.ndim == 3 else [])
+            for axis in axes:
+                for keepdims in (False, True):
+                    fast = cascade_sum(v, axis, keepdims)
+                    reference = cascade_sum(v, axis, keepdims, reference=True)
+                    assert same_bits(fast, reference), (v.shape, v.dtype, axis, keepdims)
+                    checked += 1
+    assert checked > 4000
+
+
+def test_a_bias_gradients_sum_is_pytorchs_on_both_paths():
+    rng = np.random.default_rng(1)
+    for batch in (1, 3, 16, 32, 33, 100, 256, 300):
+        for width in (1, 7, 10, 27, 31, 32, 33, 128, 200):
+            g = rng.standard_normal((batch, width)).astype(np.float32)
+            expected = torch.from_numpy(g).sum(0).numpy()
+            assert same_bits(cascade_sum(g, 0), expected), (batch, width)
+            assert same_bits(cascade_sum(g, 0, reference=True), expected), (batch, width)
+
+
+def test_full_sums_and_row_sums_are_pytorchs_on_both_paths():
+    rng = np.random.default_rng(2)
+    for n in (1, 7, 8, 9, 31, 32, 33, 255, 864, 4097, 40000):
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal(n).astype(dtype)
+            expected = torch.from_numpy(x).sum().numpy()
+            assert same_bits(cascade_sum(x), expected), (n, dtype)
+            assert same_bits(cascade_sum(x, reference=True), expected), (n, dtype)
+    x = rng.standard_normal((32, 27)).astype(np.float32)
+    for axis in (0, 1):
+        expected = torch.from_numpy(x).sum(axis).numpy()
+        assert same_bits(cascade_sum(x, axis), expected)
+        assert same_bits(cascade_sum(x.T, 1 - axis), torch.from_numpy(x.T).sum(1 - axis).numpy())
+
+
+def test_an_all_negative_zero_sum_is_positive_zero_as_in_pytorch():
+    x = np.full((32, 27), -0.0, dtype=np.float32)
+    for axis in (None, 0, 1):
+        ours = cascade_sum(x, axis)
+        theirs = torch.from_numpy(x).sum(axis).numpy() if axis is not None else torch.from_numpy(x).sum().numpy()
+        assert same_bits(ours, theirs)
+        assert not np.signbit(ours).any()
