@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
-from .._dtype import bool_, from_numpy_dtype, get_default_dtype
+from .._dtype import Size, bool_, from_numpy_dtype, get_default_dtype
 from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _sequence, as_saved_tensor,
                              new_version_counter as _new_version_counter, saved_tensors_hooks_state,
                              unpack_saved)
@@ -142,17 +142,19 @@ class OpNode(Node):
             return unpack_saved(value, self)
         attrs = object.__getattribute__(self, "_attrs")
         if attrs is not None and name in attrs:
-            return attrs[name]
+            value = attrs[name]
+            return tuple(value) if value.__class__ is Size else value  # PyTorch: a tuple of ints
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __dir__(self):
-        names = list(super().__dir__())
+        names = set(super().__dir__()) - {"_saved"}
+        hidden = getattr(self.op, "internal_attrs", ())  # what backward keeps but PyTorch does not show
         for d in (self._saved, self._attrs):
             if d:
-                names += ["_saved_" + k for k in d]
+                names.update("_saved_" + k for k in d if k not in hidden)
         if self._saved:
-            names += ["_raw_saved_" + k for k in self._saved]
-        return names
+            names.update("_raw_saved_" + k for k in self._saved if k not in hidden)
+        return sorted(names)
 
 
 def _saved_property(name):
