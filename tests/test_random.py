@@ -423,3 +423,107 @@ def loader_orders(lib):
 
 def test_dataloader_samplers_and_random_split():
     assert loader_orders(gradwalk) == loader_orders(torch)
+
+
+# --- the compiled fast paths (gradwalk._random_fast, numba) -------------------------------------
+# Large draws run numba kernels when numba is on; every test above then checks them against
+# PyTorch at the sizes that reach them. Here both paths run on the same draws, at every size
+# (the size thresholds lowered to 0), and are compared with each other and with PyTorch.
+
+FAST_SIZES = [2, 3, 7, 15, 16, 17, 31, 32, 33, 47, 100, 1001, 4096, 65536 + 17, 2 * 65536, 2 * 65536 + 9]
+FAST_DRAWS = [
+    ("randn", lambda lib, n: lib.randn(n)),
+    ("normal_(0.3, 0.0123)", lambda lib, n: lib.empty(n).normal_(0.3, 0.0123)),
+    ("normal_(-2, 3)", lambda lib, n: lib.empty(n).normal_(-2.0, 3.0)),
+    ("randn float64", lambda lib, n: lib.randn(n, dtype=lib.float64)),
+    ("normal_(2, 0.5) float64", lambda lib, n: lib.empty(n, dtype=lib.float64).normal_(2.0, 0.5)),
+    ("exponential_(0.7) float64", lambda lib, n: lib.empty(n, dtype=lib.float64).exponential_(0.7)),
+    ("exponential_(1.5)", lambda lib, n: lib.empty(n).exponential_(1.5)),
+    ("bernoulli_(0.3)", lambda lib, n: lib.empty(n).bernoulli_(0.3)),
+    ("randperm", lambda lib, n: lib.randperm(n)),
+]
+
+
+def numba_or_skip():
+    from gradwalk import _fast
+
+    if _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed: only the reference paths run")
+
+
+def bits(t):
+    a = t.numpy()
+    return a.view(np.int64 if a.itemsize == 8 else np.int32) if a.dtype.kind == "f" else a
+
+
+def on_both_paths(monkeypatch, seed, draw):
+    """``draw(gradwalk)`` on the compiled paths (every size), then on the NumPy reference paths
+    (no size), then ``draw(torch)``, each from ``seed``; with the generator states after them."""
+    results = []
+    for minimum in (0, 1 << 62):
+        for kind in D.FAST_MIN:
+            monkeypatch.setitem(D.FAST_MIN, kind, minimum)
+        gradwalk.manual_seed(seed)
+        results.append((bits(draw(gradwalk)), gradwalk.get_rng_state().numpy()))
+    torch.manual_seed(seed)
+    results.append((bits(draw(torch)), torch.get_rng_state().numpy()))
+    return results
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name, draw", FAST_DRAWS, ids=[name for name, _ in FAST_DRAWS])
+def test_compiled_and_reference_paths_give_pytorchs_bits(monkeypatch, seed, name, draw):
+    numba_or_skip()
+    for n in FAST_SIZES:
+        (compiled, state_c), (reference, state_r), (theirs, state_t) = on_both_paths(monkeypatch, seed,
+                                                                                      lambda lib: draw(lib, n))
+        np.testing.assert_array_equal(compiled, reference, err_msg=f"{name}, n={n}: compiled != reference")
+        np.testing.assert_array_equal(compiled, theirs, err_msg=f"{name}, n={n}: compiled != PyTorch")
+        np.testing.assert_array_equal(state_c, state_t, err_msg=f"{name}, n={n}: state after the draw")
+        np.testing.assert_array_equal(state_r, state_t, err_msg=f"{name}, n={n}: state after the draw")
+
+
+def test_compiled_normal_lanes_are_the_reference_lanes_on_every_uniform(monkeypatch):
+    """Every float32 uniform as a radius's and as an angle's (every 61st unless
+    GRADWALK_EXHAUSTIVE=1), through the compiled kernel and the NumPy one."""
+    import os
+
+    numba_or_skip()
+    from gradwalk import _random_fast
+
+    step = 1 if os.environ.get("GRADWALK_EXHAUSTIVE") else 61
+    k = np.arange(0, 1 << 24, step, dtype=np.uint32)
+    k = k[:k.size // 8 * 8]
+    angles = (k * np.uint32(2654435761)) & np.uint32(0xFFFFFF)  # every angle too, in another order
+    words = np.stack([k.reshape(-1, 8), angles.reshape(-1, 8)], axis=1).reshape(-1)
+    for mean, std in [(0.0, 1.0), (0.3, 0.0123), (-2.0, 3.0)]:
+        mean, std = np.float32(mean), np.float32(std)
+        compiled = np.empty(words.size, np.float32)
+        _random_fast.normal_rows_float(words, compiled, mean, std, bool(mean == 0 and std == 1))
+        reference = np.empty(words.size, np.float32)
+        for lo in range(0, words.size, D._FAST_LANES * 2):
+            chunk = words[lo:lo + D._FAST_LANES * 2]
+            D._normal_rows_fast(chunk.reshape(-1, 2, 8), reference[lo:lo + chunk.size].reshape(-1, 2, 8),
+                                D._Lanes(chunk.size // 2), mean, std)
+        np.testing.assert_array_equal(compiled.view(np.int32), reference.view(np.int32))
+
+
+def run_python(code, **env):
+    import os
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_numba_stays_out_of_import_and_small_draws_and_GRADWALK_NO_NUMBA_keeps_it_out():
+    small = ("import sys, gradwalk; gradwalk.randn(1000); gradwalk.randn(1000, dtype=gradwalk.float64); "
+             "gradwalk.randperm(1000); gradwalk.empty(1000).exponential_(); gradwalk.empty(1000).bernoulli_(0.5); "
+             "print('numba' in sys.modules, 'gradwalk._random_fast' in sys.modules)")
+    assert run_python(small, GRADWALK_NO_NUMBA="") == "False False"
+    large = ("import sys, gradwalk; gradwalk.randn(1 << 18); gradwalk.randperm(1 << 16); "
+             "print('numba' in sys.modules, 'gradwalk._random_fast' in sys.modules)")
+    assert run_python(large, GRADWALK_NO_NUMBA="1") == "False False"

@@ -27,9 +27,31 @@ import math
 
 import numpy as np
 
+from . import _fast
+
 F32 = np.float32
 F64 = np.float64
 _TWO_PI = 2.0 * math.pi
+
+# ------------------------------------------------------------------------------------------------
+# compiled fast paths (gradwalk._random_fast, numba): the same values, for large draws only
+
+# Draws of at least this many values run the kernel of gradwalk._random_fast when numba is on
+# (``gradwalk._fast.numba_njit()``); smaller ones stay on the NumPy code below, so they never pay
+# for importing numba or loading a compiled kernel. Tests lower these to run both paths on small
+# and odd sizes.
+FAST_MIN = {"normal_float": 1 << 17, "normal_double": 1 << 12, "exponential": 1 << 12,
+            "bernoulli": 1 << 17, "randperm": 1 << 15}
+_FAST_CHUNK = 1 << 16  # values per call of a kernel: the chunk's words stay in cache
+
+
+def _fast_kernels(n, kind):
+    """gradwalk._random_fast for a draw of ``n`` values of ``kind``, or None (the reference path)."""
+    if n < FAST_MIN[kind] or _fast.numba_njit() is None:
+        return None
+    from . import _random_fast
+
+    return _random_fast
 
 # ------------------------------------------------------------------------------------------------
 # uniform reals (transformation::uniform_real)
@@ -354,6 +376,10 @@ def _tan(x):
 def normal_fill_double(gen, n, mean, std):
     """``normal_fill<double>``: 16 uniforms at a time, ``u1 = 1 - data[j]`` for the radius and
     ``data[j + 8]`` for the angle, with glibc's log, cos and sin."""
+    fast = _fast_kernels(n, "normal_double")
+    if fast is not None:
+        return _normal_fill_compiled(gen, n, F64(mean), F64(std), np.empty(n, dtype=F64),
+                                     fast.normal_rows_double, 2)
     u, tail = _normal_fill_uniforms(gen, n, _unit_double, gen._random64)
 
     def fill16(block):
@@ -383,6 +409,11 @@ def normal_fill_float(gen, n, mean, std, out=None):
     ``_sincos256_fast`` work on whole chunks of lanes; the values go into ``out`` (float32)."""
     out = np.empty(n, dtype=F32) if out is None else out
     mean, std = F32(mean), F32(std)
+    fast = _fast_kernels(n, "normal_float")
+    if fast is not None:
+        plain = bool(mean == 0 and std == 1)
+        return _normal_fill_compiled(gen, n, mean, std, out,
+                                     lambda w, o, m, s: fast.normal_rows_float(w, o, m, s, plain), 1)
     rows = n // 16
     lanes = _Lanes(min(rows * 8, _FAST_LANES) if rows else 8)
     step = _FAST_LANES // 8
@@ -394,6 +425,22 @@ def normal_fill_float(gen, n, mean, std, out=None):
         gen._random(n - rows * 16)  # the uniforms of the last places, replaced below
         tail = np.empty(16, dtype=F32)
         _normal_rows_fast(gen._random(16).reshape(1, 2, 8), tail.reshape(1, 2, 8), lanes, mean, std)
+        out[n - 16:] = tail
+    return out
+
+
+def _normal_fill_compiled(gen, n, mean, std, out, kernel, words_per_value):
+    """``normal_fill`` with a compiled kernel (``kernel(words, out, mean, std)`` on whole blocks
+    of 16): the blocks a chunk at a time, then, if ``n % 16``, the last 16 places again from 16
+    new uniforms, as PyTorch (its first uniforms for those places drawn and dropped)."""
+    m = n // 16 * 16
+    for lo in range(0, m, _FAST_CHUNK):
+        hi = min(m, lo + _FAST_CHUNK)
+        kernel(gen._random((hi - lo) * words_per_value), out[lo:hi], mean, std)
+    if n % 16:
+        gen._random((n - m) * words_per_value)
+        tail = np.empty(16, dtype=out.dtype)
+        kernel(gen._random(16 * words_per_value), tail, mean, std)
         out[n - 16:] = tail
     return out
 
@@ -688,6 +735,13 @@ def random_default(gen, n, np_dtype):
 
 def bernoulli_scalar(gen, n, p):
     """``bernoulli_(p)``: a double uniform below ``p``."""
+    fast = _fast_kernels(n, "bernoulli")
+    if fast is not None:
+        out = np.empty(n, dtype=np.bool_)
+        for lo in range(0, n, _FAST_CHUNK):
+            hi = min(n, lo + _FAST_CHUNK)
+            fast.bernoulli_double(gen._random(2 * (hi - lo)), out[lo:hi], F64(p))
+        return out
     return _unit_double(gen._random64(n)) < F64(p)
 
 
@@ -702,6 +756,13 @@ def bernoulli_tensor(gen, p):
 
 def exponential(gen, n, lambd):
     """``exponential_(lambd)``: ``-1 / lambd * log1p(-u)``."""
+    fast = _fast_kernels(n, "exponential")
+    if fast is not None:
+        out = np.empty(n, dtype=F64)
+        for lo in range(0, n, _FAST_CHUNK):
+            hi = min(n, lo + _FAST_CHUNK)
+            fast.exponential_double(gen._random(2 * (hi - lo)), out[lo:hi], -1.0 / float(lambd))
+        return out
     u = _unit_double(gen._random64(n))
     return (-1.0 / float(lambd)) * log1p(-u)
 
@@ -739,6 +800,11 @@ def randperm(gen, n):
     if n < 0xFFFFFFFF // 20:
         if n <= 1:
             return np.arange(n, dtype=np.int64)
+        fast = _fast_kernels(n, "randperm")
+        if fast is not None:  # the swaps one by one, compiled
+            result = np.arange(n, dtype=np.int64)
+            fast.randperm_swaps(gen._random(n - 1), result)
+            return result
         counts = np.arange(n, 1, -1, dtype=np.uint32)  # n - i for i = 0 .. n-2
         z = gen._random(n - 1)
         np.remainder(z, counts, out=z)
