@@ -8,10 +8,12 @@ per-sample gradients of a small MLP.
     function (``predict(...).sum()`` with D=512); (c) per-sample gradients of a 64-128-128-10
     MLP over a batch of 64 (``vmap(grad(loss), in_dims=(None, 0, 0))``); (d) ``vmap(f)(x)`` of an
     elementwise ``f`` on 10^6 elements, and whether it gives the same bits as ``f(x)``.
-Prints best-of-``repeat`` seconds and gradwalk / PyTorch ratios. float32, as the tutorial. PyTorch
-and NumPy's BLAS each on one thread.
+Prints best-of-``repeat`` CPU seconds (``time.process_time``: other processes on a shared machine
+do not count) and gradwalk / PyTorch ratios, and the load average. float32, as the tutorial.
+PyTorch and NumPy's BLAS each on one thread.
 """
 import argparse
+import os
 import time
 
 import numpy as np
@@ -26,7 +28,17 @@ threadpool_limits(1, "blas")  # NumPy's BLAS on one thread too, as PyTorch
 
 
 def best(fn, repeat):
-    return _best(fn, repeat, time.perf_counter, collect=False)  # elapsed time, one warm-up run
+    """Best of ``repeat`` CPU-time samples (one warm-up run first); a sample is as many calls as
+    take ~20 ms, so the small workloads are not timed one call against the clock's granularity."""
+    t0 = time.process_time()
+    fn()
+    number = max(1, int(0.02 / max(time.process_time() - t0, 1e-6)))
+
+    def calls():
+        for _ in range(number):
+            fn()
+
+    return _best(calls, repeat, time.process_time, warm_up=False, collect=False) / number
 
 
 def predict(lib):
@@ -76,7 +88,7 @@ def elementwise(lib, x):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="smaller sizes (a smoke run)")
     args = parser.parse_args()
     big, hess_d, batch = (256, 64, 16) if args.quick else (2048, 512, 64)
@@ -88,6 +100,7 @@ def main():
         (f"hessian, {hess_d}x{hess_d}", lambda lib: hessian_work(lib, hess_d)),
         (f"per-sample grads, MLP, batch {batch}", lambda lib: per_sample_work(lib, batch)),
     ]
+    print(f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'work':<34} {'PyTorch s':>10} {'gradwalk s':>11} {'ratio':>7}")
     for name, make in rows:
         t_torch = best(make(torch), args.repeat)

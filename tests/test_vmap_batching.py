@@ -171,6 +171,23 @@ def test_jacfwd_computes_the_primal_once_and_batches_only_the_tangents():
     assert seen == [((3,), ())]
 
 
+def test_jacrev_and_hessian_run_the_function_once():
+    # the rows of jacrev are one backward pass of the one recorded graph, on a batch of
+    # cotangents (functorch's way), not the forward recorded again for the batch
+    calls = []
+
+    def f(x):
+        calls.append(_batching.levels_of(x))
+        return (x * 2).tanh()
+
+    xs, xt = both(rng.standard_normal(3))
+    close(gw.func.jacrev(f)(xs), torch.func.jacrev(lambda x: (x * 2).tanh())(xt))
+    assert calls == [()]
+    calls.clear()
+    close(gw.func.hessian(lambda x: f(x).sum())(xs), torch.func.hessian(lambda x: (x * 2).tanh().sum())(xt))
+    assert calls == [()]
+
+
 def make_mixed_cases(lib):
     """jvp with unbatched primals under vmap meeting batched primals, and the nestings of
     jacfwd/jacrev/hessian with vmap around or inside them."""

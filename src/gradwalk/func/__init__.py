@@ -214,6 +214,38 @@ def _grads(outputs, inputs, grad_outputs, retain_graph=True):
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
 
 
+def _batched_cotangent_grads(outputs, inputs, cotangents):
+    """The gradients for cotangents batched at levels the graph is not (``extra``): the
+    backward runs once, on gradients that are BatchedTensors at ``extra`` over the graph's
+    physical arrays. None where the outputs and inputs are not all batched alike, or where a
+    formula computed on a gradient's NumPy array (so the batch would be lost)."""
+    from ..autograd import grad as autograd_grad
+    from ..ops.functions import zeros_like
+
+    graph_levels = {_batching.levels_of(t) for t in list(outputs) + list(inputs)}
+    if len(graph_levels) != 1:
+        return None
+    levels = graph_levels.pop()
+    outs, seeds = [], []
+    for o, g in zip(outputs, cotangents):
+        if o.requires_grad:
+            outs.append(_batching.physical(o) if levels else o)
+            seeds.append(_batching.partly_physical(g, levels))
+    if not outs:
+        return [zeros_like(x) for x in inputs]
+    phys_inputs = [_batching.physical(x) for x in inputs] if levels else list(inputs)
+    grads = autograd_grad(outs, phys_inputs, seeds, retain_graph=True, create_graph=True, allow_unused=True)
+    result = []
+    for g, x in zip(grads, inputs):
+        if g is None:
+            result.append(zeros_like(x))
+            continue
+        if type(g) is not _batching.BatchedTensor and type(g._data) is _batching.LogicalArray:
+            return None  # NumPy ran on a batched gradient's first sample
+        result.append(_batching.rewrap(g, levels))
+    return result
+
+
 def _ones_like(t):
     from ..ops.functions import ones_like
 
@@ -278,11 +310,6 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(cotangents):
         from ..ops.functions import tensor as make_tensor
 
-        wanted = set(_levels(_flatten(cotangents)[0]))
-        if not wanted <= set(_levels(in_leaves)):
-            # a batch of cotangents (vmap(vjp_fn)), and a graph recorded for one: record it for
-            # the batch (the inputs are batched at every running vmap now), then differentiate
-            return vjp(func, *primals, has_aux=has_aux)[1](cotangents)
         leaves, spec = _flatten(cotangents)
         if spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure "
@@ -295,7 +322,15 @@ def vjp(func, *primals, has_aux=False):
                                    f"output[{i}] has a shape of {o.shape}.")
         with _transform() as inner, enable_grad():
             keep_grads = keep or not inner.outermost or _any_requires_grad(cotangents)
-            grads = _grads(out_leaves, in_leaves, leaves)
+            grads = None
+            if set(_levels(leaves)) - set(_levels(in_leaves)):
+                # a batch of cotangents (vmap(vjp_fn), jacrev's rows) for a graph recorded for
+                # one: the backward formulas run on the batch, as functorch's
+                grads = _batched_cotangent_grads(out_leaves, in_leaves, leaves)
+                if grads is None:  # the graph's levels differ: record it again for the batch
+                    return vjp(func, *primals, has_aux=has_aux)[1](cotangents)
+            if grads is None:
+                grads = _grads(out_leaves, in_leaves, leaves)
         return _finish(_unflatten(grads, in_spec), keep_grads)
 
     result = (_finish(output, keep), vjp_fn)

@@ -132,6 +132,22 @@ def rewrap(t, levels):
     return wrap(phys, both)
 
 
+def partly_physical(t, levels):
+    """The inverse of ``rewrap``: ``t`` over physical arrays of ``levels`` (batch dims in front,
+    full size), batched (a BatchedTensor) at its other levels."""
+    if not levels:
+        return t
+    own = levels_of(t)
+    both = tuple(sorted(set(own) | set(levels)))
+    phys = expanded(t, both)
+    keep = tuple(lvl for lvl in both if lvl not in levels)
+    if not keep:
+        return phys
+    order = [both.index(lvl) for lvl in keep] + [both.index(lvl) for lvl in levels]
+    order += list(range(len(both), phys.dim()))
+    return wrap(phys.permute(tuple(order)), keep)
+
+
 def _wrap_out(out, levels):
     if type(out) is tuple:
         return tuple(wrap(o, levels) for o in out)
