@@ -1,0 +1,159 @@
+"""Compiled (numba) fast paths of ``_float32_kernels`` for large float32 arrays: SLEEF's ``expf``
+and the last-dim softmax / log_softmax kernels, one element at a time in ATen's order, the fused
+multiply-adds as ``llvm.fma.f32`` (one rounding, the ``vfmadd`` instruction PyTorch runs).
+
+Imported only for arrays of ``_float32_kernels.FAST_MIN`` elements or more, and only when
+``gradwalk._fast.numba_njit()`` gives numba. The NumPy code in ``_float32_kernels`` is the
+reference: tests check both against each other and against PyTorch.
+"""
+import numpy as np
+
+from .._fast import numba_njit
+from .._random_fast import bits_float, fma
+
+njit = numba_njit()
+if njit is None:  # pragma: no cover - _float32_kernels imports this module only with numba on
+    raise ImportError("gradwalk.ops._float32_fast needs numba (and GRADWALK_NO_NUMBA unset)")
+
+_F = np.float32
+_I = np.int32
+
+
+@njit(cache=True, inline="always")
+def expf(x):
+    """SLEEF ``xexpf`` (``Sleef_expf16_u10``)."""
+    if x != x:
+        return x
+    if x < _F(-104.0):
+        return _F(0.0)
+    if x > _F(100.0):
+        return _F(np.inf)
+    t = x * _F(1.442695040888963407359924681001892137426645954152985934135449406931)
+    q = (t + _F(12582912.0)) - _F(12582912.0)  # to nearest, ties to even (|t| < 2^22)
+    s = fma(q, _F(-0.693145751953125), x)
+    s = fma(q, _F(-1.428606765330187045e-06), s)
+    u = fma(_F(0.000198527617612853646278381), s, _F(0.00139304355252534151077271))
+    u = fma(u, s, _F(0.00833336077630519866943359))
+    u = fma(u, s, _F(0.0416664853692054748535156))
+    u = fma(u, s, _F(0.166666671633720397949219))
+    u = fma(u, s, _F(0.5))
+    u = _F(1.0) + fma(s * s, u, s)
+    qi = _I(q)
+    h = qi >> 1
+    return u * bits_float(_I((h + 127) << 23)) * bits_float(_I((qi - h + 127) << 23))
+
+
+@njit(cache=True)
+def _expf_flat(d, out):
+    for i in range(d.size):
+        out[i] = expf(d[i])
+
+
+@njit(cache=True, inline="always")
+def _tree(acc):
+    """vec_reduce_all's shuffles: lane 0 of the pairwise tree."""
+    a0 = (acc[0] + acc[8]) + (acc[4] + acc[12])
+    a2 = (acc[2] + acc[10]) + (acc[6] + acc[14])
+    a1 = (acc[1] + acc[9]) + (acc[5] + acc[13])
+    a3 = (acc[3] + acc[11]) + (acc[7] + acc[15])
+    return (a0 + a2) + (a1 + a3)
+
+
+@njit(cache=True, inline="always")
+def _row_sum(row):
+    """vec::reduce_all(x + y) of one row."""
+    n = row.size
+    if n < 16:
+        s = row[0]
+        for i in range(1, n):
+            s = s + row[i]
+        return s
+    acc = row[:16].copy()
+    d = 16
+    while d < n - n % 16:
+        for k in range(16):
+            acc[k] = acc[k] + row[d + k]
+        d += 16
+    for k in range(n - d):
+        acc[k] = acc[k] + row[d + k]
+    return _tree(acc)
+
+
+@njit(cache=True)
+def _shift_exp_sum(x, shifted, e, sums):
+    """Per row: max, ``x - max``, SLEEF exp of it, and the exps' sum in reduce_all's order."""
+    rows, n = x.shape
+    for r in range(rows):
+        m = x[r, 0]
+        for j in range(1, n):
+            v = x[r, j]
+            if v > m or v != v:
+                m = v
+            if m != m:
+                break
+        for j in range(n):
+            s = x[r, j] - m
+            shifted[r, j] = s
+            e[r, j] = expf(s)
+        sums[r] = _row_sum(e[r])
+
+
+@njit(cache=True)
+def _log_softmax_backward(g, y, out):
+    rows, n = g.shape
+    for r in range(rows):
+        s = _row_sum(g[r])
+        for j in range(n):
+            out[r, j] = fma(-expf(y[r, j]), s, g[r, j])
+
+
+@njit(cache=True)
+def _softmax_backward(g, y, out):
+    rows, n = g.shape
+    for r in range(rows):
+        if n < 16:
+            s = g[r, 0] * y[r, 0]
+            for i in range(1, n):
+                s = s + g[r, i] * y[r, i]
+        else:
+            acc = np.empty(16, _F)
+            for k in range(16):
+                acc[k] = g[r, k] * y[r, k]
+            d = 16
+            while d < n - n % 16:
+                for k in range(16):
+                    acc[k] = acc[k] + g[r, d + k] * y[r, d + k]
+                d += 16
+            for k in range(n - d):
+                acc[k] = fma(g[r, d + k], y[r, d + k], acc[k])
+            s = _tree(acc)
+        for j in range(n):
+            out[r, j] = (g[r, j] - s) * y[r, j]
+
+
+def sleef_expf(d):
+    flat = np.ascontiguousarray(d).reshape(-1)
+    out = np.empty(flat.size, _F)
+    _expf_flat(flat, out)
+    return out.reshape(d.shape)
+
+
+def shift_exp_sum(x):
+    """(x - max, exp(x - max), sum of the exps) for a 2-D float32 array, by rows."""
+    x = np.ascontiguousarray(x)
+    shifted, e = np.empty_like(x), np.empty_like(x)
+    sums = np.empty(x.shape[0], _F)
+    _shift_exp_sum(x, shifted, e, sums)
+    return shifted, e, sums
+
+
+def log_softmax_backward(g, y):
+    out = np.empty(g.shape, _F)
+    _log_softmax_backward(np.ascontiguousarray(g), np.ascontiguousarray(y), out)
+    return out
+
+
+def softmax_backward(g, y):
+    out = np.empty(g.shape, _F)
+    _softmax_backward(np.ascontiguousarray(g), np.ascontiguousarray(y), out)
+    return out

@@ -1,0 +1,298 @@
+"""PyTorch's float32 CPU kernels, as NumPy: the same functions, the same order of operations.
+
+PyTorch 2.13's CPU build (MKL, CPU capability AVX512) computes the common float32 functions
+three ways, and each op here follows the way PyTorch takes for it:
+
+* **MKL VML** (``aten/src/ATen/cpu/vml.h``: ``vmsExp``, ``vmsLn``, ``vmsTanh``, ``vmsSin``,
+  ``vmsCos``, ``vmsAtan``, ... with ``VML_HA``) for ``exp``, ``log``, ``tanh``, ``sin``, ``cos``,
+  ``tan``, ``atan``, ``asin``, ``acos``, ``erf``: closed source, within about half an ulp of the exact value.
+  ``mkl_like`` computes the function in float64 and rounds once to float32, which is the exact
+  value's nearest float32: PyTorch's bits for all but about 1% of elements (``exp``, ``tanh``),
+  5% (``sin``, ``cos``) or 0.01% (``log``), against 70% / 32% / 16% / 5% differing with
+  NumPy's own float32 functions.
+* **SLEEF** (``Vectorized<float>::exp()`` is ``Sleef_expf16_u10``, ``log()`` is
+  ``Sleef_logf16_u10``) inside PyTorch's own kernels: ``sigmoid`` (``1 / (1 + exp(-x))``, 32
+  elements at a time, the tail with the C library's ``expf``), ``softmax``, ``log_softmax`` and
+  their backward formulas. SLEEF is open source: ``sleef_expf`` and ``sleef_logf`` below are its
+  algorithms (``sleefsimdsp.c``: ``xexpf``, ``xlogf_u1`` as built for AVX-512, with fused
+  multiply-adds), bit for bit.
+* **PyTorch's vectorised reductions** (``aten/src/ATen/cpu/vec/functional_base.h``:
+  ``reduce_all``, ``map_reduce_all``, ``map2_reduce_all``): 16 float lanes, the lanes then added
+  as a tree (``vec_reduce_all``'s shuffles); ``vec_sum_lastdim`` and ``vec_dot_lastdim`` add in
+  that order. GCC fuses some of the kernels' ``a * b + c`` into one FMA (``-ffp-contract=fast``):
+  where it does (measured), ``fma32`` does too.
+
+A float32 FMA is computed in float64: ``a * b`` is exact there (48 bits), the sum is rounded
+twice (float64, then float32), which differs from one rounding only in the rare case of a tie
+created by the first rounding.
+
+Large arrays run SLEEF's ``expf`` compiled (``_float32_fast``, numba) when numba is on; the
+NumPy code here is the reference and the path for small arrays.
+"""
+import numpy as np
+
+from .. import _fast
+
+F32 = np.float32
+F64 = np.float64
+
+# ------------------------------------------------------------------------------------------------
+# MKL's functions: float64, rounded once
+
+
+def mkl_like(fn, x):
+    """``fn`` (a NumPy ufunc) of a float32 array or scalar, in float64 then rounded to float32:
+    the correctly rounded value, as near to MKL's ``VML_HA`` result as a NumPy function gets."""
+    with np.errstate(all="ignore"):
+        if x.__class__ is np.ndarray:
+            return fn(x, out=np.empty(x.shape, F32), dtype=F64, casting="same_kind")
+        return F32(fn(F64(x)))
+
+
+# ------------------------------------------------------------------------------------------------
+# SLEEF (sleefsimdsp.c), float32, AVX-512 build
+
+def fma32(a, b, c):
+    """float32 ``a * b + c`` with one rounding (almost always: see the module's docstring)."""
+    return (np.multiply(a, b, dtype=F64) + c).astype(F32)
+
+
+_R_LN2 = F32(1.442695040888963407359924681001892137426645954152985934135449406931)
+_L2U = F32(0.693145751953125)
+_L2L = F32(1.428606765330187045e-06)
+_EXP_POLY = tuple(F32(c) for c in (0.000198527617612853646278381, 0.00139304355252534151077271,
+                                   0.00833336077630519866943359, 0.0416664853692054748535156,
+                                   0.166666671633720397949219, 0.5))
+FAST_MIN = 1 << 14  # arrays of at least this many elements run the compiled expf (numba on)
+
+
+def sleef_expf(d):
+    """``Sleef_expf16_u10``: PyTorch's ``Vectorized<float>::exp()`` (1-ulp SLEEF ``xexpf``)."""
+    d = np.asarray(d, F32)
+    fast = _compiled(d)
+    if fast is not None:
+        return fast.sleef_expf(d)
+    with np.errstate(all="ignore"):
+        q = np.rint(d * _R_LN2)                       # vrint_vi2_vf: to nearest, ties to even
+        s = fma32(q, -_L2U, d)                        # d - q*ln2, in two parts (Cody-Waite)
+        s = fma32(q, -_L2L, s)
+        u = np.full(s.shape, _EXP_POLY[0], F32)
+        for c in _EXP_POLY[1:]:
+            u = fma32(u, s, c)
+        u = F32(1) + fma32(s * s, u, s)
+        qi = np.clip(np.nan_to_num(q), -256, 256).astype(np.int32)
+        h = qi >> 1                                   # vldexp2: u * 2^(q>>1) * 2^(q - (q>>1))
+        u = u * np.ldexp(F32(1), h).astype(F32) * np.ldexp(F32(1), qi - h).astype(F32)
+        u = np.where(d < -104, F32(0), u)
+        u = np.where(d > 100, F32(np.inf), u)
+        return np.where(np.isnan(d), d, u).astype(F32, copy=False)
+
+
+def _two_sum(x, y):
+    """SLEEF's ``dfadd2_vf2_vf_vf``: ``x + y`` as a float32 pair (sum, error)."""
+    s = (x + y).astype(F32)
+    v = (s - x).astype(F32)
+    return s, ((x - (s - v)).astype(F32) + (y - v).astype(F32)).astype(F32)
+
+
+def sleef_logf(d):
+    """``Sleef_logf16_u10``: PyTorch's ``Vectorized<float>::log()`` (SLEEF ``xlogf_u1`` with
+    AVX-512's ``getexp``/``getmant``, double-float arithmetic)."""
+    d = np.asarray(d, F32)
+    with np.errstate(all="ignore"):
+        a = np.abs(d * F32(1 / 0.75))
+        e = np.floor(np.log2(a, dtype=F64))           # vgetexp: floor(log2|x|), exact
+        e = np.where(np.isinf(a), 128.0, e).astype(F32)
+        ei = np.nan_to_num(e, nan=0, posinf=0, neginf=0).astype(np.int32)
+        m = np.ldexp(np.abs(d).astype(F64), -ei).astype(F32)  # vgetmant, in [0.75, 1.5)
+        ln2_hi, ln2_lo = F32(0.69314718246459960938), F32(-1.904654323148236017e-09)
+        sx = (ln2_hi * e).astype(F32)                 # dfmul(ln2 pair, e)
+        sy = fma32(ln2_lo, e, fma32(ln2_hi, e, -sx))
+        nx, ny = _two_sum(F32(-1), m)                 # x = (m - 1) / (m + 1), double-float
+        dx, dy = _two_sum(F32(1), m)
+        t = (F32(1) / dx).astype(F32)
+        xx = (nx * t).astype(F32)
+        u = fma32(t, nx, -xx)
+        v = fma32(-dy, t, fma32(-dx, t, F32(1)))
+        xy = fma32(xx, v, fma32(ny, t, u))
+        x2 = (xx * xx).astype(F32)
+        p = fma32(F32(0.3027294874), x2, F32(0.3996108174))
+        p = fma32(p, x2, F32(0.6666694880))
+        yx, yy = (xx * F32(2)).astype(F32), (xy * F32(2)).astype(F32)
+        s1x = (sx + yx).astype(F32)                   # dfadd(s, 2x)
+        s1y = (((sx - s1x).astype(F32) + yx).astype(F32) + (sy + yy).astype(F32)).astype(F32)
+        w = ((x2 * xx).astype(F32) * p).astype(F32)
+        s2x = (s1x + w).astype(F32)                   # dfadd(s, x^3 * p)
+        s2y = (((s1x - s2x).astype(F32) + w).astype(F32) + s1y).astype(F32)
+        r = (s2x + s2y).astype(F32)
+        r = np.where(np.isposinf(d), F32(np.inf), r)
+        r = np.where((d < 0) | np.isnan(d), F32(np.nan), r)
+        return np.where(d == 0, F32(-np.inf), r).astype(F32, copy=False)
+
+
+# ------------------------------------------------------------------------------------------------
+# cpu_kernel_vec: 32 elements at a time, the rest one at a time (ATen/native/cpu/Loops.h)
+
+_VEC_STEP = 32  # vectorized_loop's 2 * Vectorized<float>::size() on AVX-512
+
+
+def vector_lanes(x):
+    """A mask of the elements ``cpu_kernel_vec`` computes with its vectorised function (the rest
+    go through the scalar one): all but the last ``n % 32`` of a contiguous run, in memory order;
+    per row when only the last dim is contiguous; none for other strides. (PyTorch on several
+    threads also starts a new run at each thread's share of a large tensor: not modelled.)"""
+    n = x.size
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        order = "C" if x.flags.c_contiguous else "F"
+        flat = np.ones(n, bool)
+        flat[n - n % _VEC_STEP:] = False
+        return flat.reshape(x.shape, order=order)
+    if x.ndim and x.strides[-1] == x.itemsize:
+        row = np.ones(x.shape[-1], bool)
+        row[x.shape[-1] - x.shape[-1] % _VEC_STEP:] = False
+        return np.broadcast_to(row, x.shape)
+    return np.zeros(x.shape, bool)
+
+
+def sigmoid(x):
+    """ATen's ``sigmoid_kernel``: ``(1 + exp(0 - x)).reciprocal()`` with SLEEF's exp where
+    vectorised, ``1 / (1 + std::exp(-x))`` (glibc's ``expf``, correctly rounded here) elsewhere."""
+    with np.errstate(all="ignore"):
+        if x.__class__ is not np.ndarray or x.size < _VEC_STEP:
+            return (F32(1) / (F32(1) + mkl_like(np.exp, -x))).astype(F32, copy=False)
+        out = F32(1) / (F32(1) + sleef_expf(F32(0) - x))
+        lanes = vector_lanes(x)
+        if not lanes.all():
+            tail = ~lanes
+            out[tail] = F32(1) / (F32(1) + mkl_like(np.exp, -x[tail]))
+        return out
+
+
+def silu(x):
+    """ATen's ``silu_kernel``: ``x / (1 + exp(-x))``, SLEEF's exp where vectorised."""
+    with np.errstate(all="ignore"):
+        if x.__class__ is not np.ndarray or x.size < _VEC_STEP:
+            return (x / (F32(1) + mkl_like(np.exp, -x))).astype(F32, copy=False)
+        out = x / (F32(1) + sleef_expf(-x))
+        lanes = vector_lanes(x)
+        if not lanes.all():
+            tail = ~lanes
+            out[tail] = x[tail] / (F32(1) + mkl_like(np.exp, -x[tail]))
+        return out
+
+
+def tanh_backward(g, y):
+    """ATen's ``tanh_backward``: ``g * (1 - y * y)``, the inner multiply-add fused by GCC."""
+    return g * fma32(-y, y, F32(1))
+
+
+# ------------------------------------------------------------------------------------------------
+# softmax and log_softmax over the last dim (SoftMaxKernel.cpp, LogSoftmaxKernelImpl.h)
+
+_LANES = 16  # Vectorized<float>::size() on AVX-512
+
+
+def _tree(acc):
+    """``vec_reduce_all``: lane i plus lane i+8, then i^4, i^2, i^1 (the 256-, 128-, 64- and
+    32-bit shuffles); lane 0. ``acc``: the 16 lanes as rows."""
+    v = acc[:8] + acc[8:]
+    v = v[:4] + v[4:]
+    v = v[:2] + v[2:]
+    return v[0] + v[1]
+
+
+def vec_sum_lastdim(e):
+    """``vec::reduce_all(x + y)`` over each row of a 2-D float32 array, in ATen's order: under 16
+    columns one lane after another; else 16 running lanes, the tail added into the first lanes,
+    then the tree."""
+    cols = np.ascontiguousarray(e.T)  # one contiguous row per column: fast slices below
+    n = cols.shape[0]
+    if n < _LANES:
+        acc = cols[0].copy()
+        for i in range(1, n):
+            acc += cols[i]
+        return acc
+    acc = cols[:_LANES].copy()
+    d = _LANES
+    while d < n - n % _LANES:
+        acc += cols[d:d + _LANES]
+        d += _LANES
+    if n > d:
+        acc[:n - d] += cols[d:]
+    return _tree(acc)
+
+
+def vec_dot_lastdim(g, y):
+    """``vec::map2_reduce_all(x * y, x + y)`` over each row: as ``vec_sum_lastdim`` of the
+    products, except that the tail's multiply-add is fused (measured: the loop's is not)."""
+    n = g.shape[1]
+    if n < _LANES:
+        return vec_sum_lastdim(g * y)
+    gc, yc = np.ascontiguousarray(g.T), np.ascontiguousarray(y.T)
+    acc = gc[:_LANES] * yc[:_LANES]
+    d = _LANES
+    while d < n - n % _LANES:
+        acc += gc[d:d + _LANES] * yc[d:d + _LANES]
+        d += _LANES
+    if n > d:
+        acc[:n - d] = fma32(gc[d:], yc[d:], acc[:n - d])
+    return _tree(acc)
+
+
+def _rows_max(x):
+    if x.shape[1] <= 32 and x.shape[0] >= 16:  # NumPy reduces a short last axis row by row
+        return x.T.copy().max(axis=0)[:, None]
+    return x.max(axis=1, keepdims=True)
+
+
+def _compiled(x):
+    """gradwalk.ops._float32_fast for a large array when numba is on, else None."""
+    if x.size < FAST_MIN or _fast.numba_njit() is None:
+        return None
+    from . import _float32_fast
+
+    return _float32_fast
+
+
+def _shift_exp_sum(x):
+    fast = _compiled(x)
+    if fast is not None:
+        return fast.shift_exp_sum(x)
+    shifted = x - _rows_max(x)
+    e = sleef_expf(shifted)
+    return shifted, e, vec_sum_lastdim(e)
+
+
+def softmax_lastdim(x):
+    """``_vec_softmax_lastdim``: ``e = exp(x - max)``, then ``e * (1 / sum(e))``; x 2-D float32."""
+    with np.errstate(all="ignore"):
+        _, e, sums = _shift_exp_sum(x)
+        e *= (F32(1) / sums)[:, None]
+        return e
+
+
+def log_softmax_lastdim(x):
+    """``serial_vec_log_softmax_lastdim_range``: ``x - max - log(sum(exp(x - max)))``."""
+    with np.errstate(all="ignore"):
+        shifted, _, sums = _shift_exp_sum(x)
+        shifted -= sleef_logf(sums)[:, None]
+        return shifted
+
+
+def softmax_backward_lastdim(g, y):
+    """``_vec_host_softmax_backward_lastdim``: ``(g - sum(g * y)) * y``."""
+    fast = _compiled(g)
+    if fast is not None:
+        return fast.softmax_backward(g, y)
+    out = g - vec_dot_lastdim(g, y)[:, None]
+    out *= y
+    return out
+
+
+def log_softmax_backward_lastdim(g, y):
+    """``_vec_host_softmax_backward_lastdim<log>``: ``g - exp(y) * sum(g)``, fused by GCC."""
+    fast = _compiled(g)
+    if fast is not None:
+        return fast.log_softmax_backward(g, y)
+    with np.errstate(all="ignore"):
+        return fma32(-sleef_expf(y), vec_sum_lastdim(g)[:, None], g)
