@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .. import _fast
 from ._util import as_tensor_arg
 from ._scatter import index_add_rows
 from .core import Op, apply_op
@@ -279,15 +280,54 @@ def _columns(x, kernel, stride, padding, dilation):
     return cols.reshape(n * oh * ow, -1), oh, ow
 
 
+# The compiled im2col / col2im of ``ops/_conv_fast.py`` (numba) run for layers of at least this
+# many column entries (N * C * kh * kw * OH * OW: the digits CNN's second layer has 295k); smaller
+# ones stay on the NumPy code above and below, so they never import numba or load a kernel. Both
+# paths copy the same values and add in the same order (the same bits); tests lower this to run
+# both on small layers.
+CONV_FAST_MIN = 1 << 14
+
+
+def _fast_conv(entries):
+    """gradwalk.ops._conv_fast for a layer of ``entries`` column entries, or None (NumPy path)."""
+    if entries < CONV_FAST_MIN or _fast.numba_njit() is None:
+        return None
+    from . import _conv_fast
+
+    return _conv_fast
+
+
+def _padded(x, padding):
+    """``x`` zero-padded on both sides of H and W, as one C-contiguous array (the fast kernels
+    index it flat)."""
+    (ph, pw) = padding
+    if ph or pw:
+        return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    return np.ascontiguousarray(x)
+
+
+def _out_size(size, kernel, stride, padding, dilation):
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1
+                 for s, k, st, p, d in zip(size, kernel, stride, padding, dilation))
+
+
 def _conv_forward(x, w, stride, padding, dilation, groups):
     """Each sample's output is weight (O, C*kh*kw) @ its patches (C*kh*kw, OH*OW): one batched
     matrix product per group, landing in (N, O, OH, OW) order with no transpose."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     og = o // groups
+    oh, ow = _out_size(x.shape[2:], (kh, kw), stride, padding, dilation)
+    fast = _fast_conv(n * cg * kh * kw * oh * ow)
+    xp = _padded(x, padding) if fast else None
     outs = []
     for gi in range(groups):
-        cols, oh, ow = _patches(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)
+        if fast:  # the same columns, built in one compiled pass
+            cols = np.empty((n, cg, kh, kw, oh, ow), dtype=x.dtype)
+            fast.patches(xp, gi * cg, cols, *stride, *dilation)
+            cols = cols.reshape(n, -1, oh * ow)
+        else:
+            cols = _patches(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)[0]
         outs.append(np.matmul(w[gi * og:(gi + 1) * og].reshape(og, -1), cols).reshape(n, og, oh, ow))
     return outs[0] if groups == 1 else np.concatenate(outs, axis=1)
 
@@ -302,9 +342,13 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     grad = np.zeros((n, cg * groups, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
     g3 = g.reshape(n, o, oh * ow)
     og = o // groups
+    fast = _fast_conv(n * cg * kh * kw * oh * ow)
     for gi in range(groups):
         wg = w[gi * og:(gi + 1) * og].reshape(og, -1)
         dcols = np.matmul(wg.T, g3[:, gi * og:(gi + 1) * og]).reshape(n, cg, kh, kw, oh, ow)
+        if fast:  # the same adds, tap by tap for each pixel, in one compiled pass
+            fast.col2im(dcols, grad, gi * cg, sh, sw, dh, dw)
+            continue
         target = grad[:, gi * cg:(gi + 1) * cg]
         for i in range(kh):
             for j in range(kw):
@@ -315,11 +359,21 @@ def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
 
 
 def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
+    """grad_output's rows (O, N*OH*OW) @ the columns (N*OH*OW, C*kh*kw): one BLAS call per group
+    (its layout fixes the order BLAS sums in)."""
     o, cg, kh, kw = weight_shape
     og = o // groups
+    n = x.shape[0]
+    oh, ow = g.shape[2], g.shape[3]
+    fast = _fast_conv(n * cg * kh * kw * oh * ow)
+    xp = _padded(x, padding) if fast else None
     parts = []
     for gi in range(groups):
-        cols, oh, ow = _columns(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)
+        if fast:
+            cols = np.empty((n * oh * ow, cg * kh * kw), dtype=x.dtype)
+            fast.rows(xp, gi * cg, cols, oh, ow, kh, kw, *stride, *dilation)
+        else:
+            cols = _columns(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)[0]
         g_rows = g[:, gi * og:(gi + 1) * og].transpose(1, 0, 2, 3).reshape(og, -1)
         parts.append((g_rows @ cols).reshape(og, cg, kh, kw))
     return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
