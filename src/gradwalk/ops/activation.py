@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
+from . import _float32_kernels as _k32
 from ._util import export, formulas_on_arrays, max_keepdims, normalize_dim
 from .core import Op, apply_op, result_dtype_many
 from .linalg import Addmm, addmm, matmul
@@ -20,11 +21,38 @@ def _reduction_enum(reduction):
         raise ValueError(f"{reduction} is not a valid value for reduction") from None
 
 
+_F32 = np.dtype(np.float32)
+
+
+def _as_rows(x, dim):
+    """``x`` as the 2-D (rows, dim) array ATen's last-dim softmax kernels run on, when ``dim`` is
+    float32 ``x``'s last non-trivial dim (every later size is 1: ATen's ``inner_size == 1``);
+    else None. ATen makes the input contiguous first, as this does."""
+    if x.dtype is not _F32 or x.ndim == 0 or x.size == 0:
+        return None
+    d = dim % x.ndim
+    for n in x.shape[d + 1:]:
+        if n != 1:
+            return None
+    return np.ascontiguousarray(x).reshape(-1, x.shape[d])
+
+
+def _kernel_values(out, data):
+    """A recorded backward formula's result (``create_graph=True``, a profiler) holding the
+    kernel's values, so that its gradients are the same bits in every mode, as in PyTorch, where
+    both run the one kernel. (Its graph is still the formula's, to differentiate again.)"""
+    out._data = data
+    return out
+
+
 class Softmax(Op):
     name = "SoftmaxBackward0"
     saves_attrs = ("dim",)
 
     def forward(x, dim):
+        rows = _as_rows(x, dim)
+        if rows is not None:  # PyTorch's kernel: SLEEF's exp, its order of the sum
+            return _k32.softmax_lastdim(rows).reshape(x.shape)
         e = np.exp(x - max_keepdims(x, dim))
         return e / e.sum(axis=dim, keepdims=True)
 
@@ -34,10 +62,16 @@ class Softmax(Op):
     def backward(ctx, g):
         y = ctx.result
         d = ctx._attrs["dim"]
-        if formulas_on_arrays() and g._data.dtype is y._data.dtype:
-            gd, yd = g._data, y._data
+        gd, yd = g._data, y._data
+        rows = _as_rows(yd, d) if gd.dtype is yd.dtype and gd.shape == yd.shape else None
+        if rows is not None:  # float32: PyTorch's kernel's bits
+            data = _k32.softmax_backward_lastdim(_as_rows(gd, d), rows).reshape(yd.shape)
+        if formulas_on_arrays() and gd.dtype is yd.dtype:
+            if rows is not None:
+                return _tensor.Tensor._make(data),
             return _tensor.Tensor._make(np.asarray(yd * (gd - (gd * yd).sum(axis=d, keepdims=True)))),
-        return y * (g - (g * y).sum(d, keepdim=True)),
+        out = y * (g - (g * y).sum(d, keepdim=True))
+        return _kernel_values(out, data) if rows is not None else out,
 
     def jvp(x, out, dx, dim):
         return out * (dx - (dx * out).sum(dim, keepdim=True))
@@ -48,6 +82,9 @@ class LogSoftmax(Op):
     saves_attrs = ("dim",)
 
     def forward(x, dim):
+        rows = _as_rows(x, dim)
+        if rows is not None:  # PyTorch's kernel: SLEEF's exp and log, its order of the sum
+            return _k32.log_softmax_lastdim(rows).reshape(x.shape)
         shifted = x - max_keepdims(x, dim)
         log_sum = np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
         if type(shifted) is not np.ndarray:
@@ -61,12 +98,18 @@ class LogSoftmax(Op):
     def backward(ctx, g):
         y = ctx.result
         d = ctx._attrs["dim"]
-        if formulas_on_arrays() and g._data.dtype is y._data.dtype:
-            gd = g._data
+        gd, yd = g._data, y._data
+        rows = _as_rows(yd, d) if gd.dtype is yd.dtype and gd.shape == yd.shape else None
+        if rows is not None:  # float32: PyTorch's kernel's bits
+            data = _k32.log_softmax_backward_lastdim(_as_rows(gd, d), rows).reshape(yd.shape)
+        if formulas_on_arrays() and gd.dtype is yd.dtype:
+            if rows is not None:
+                return _tensor.Tensor._make(data),
             scaled = np.exp(y._data)  # a fresh array: the rest happens in it
             scaled *= gd.sum(axis=d, keepdims=True)
             return _tensor.Tensor._make(np.subtract(gd, scaled, out=scaled)),
-        return g - y.exp() * g.sum(d, keepdim=True),
+        out = g - y.exp() * g.sum(d, keepdim=True)
+        return _kernel_values(out, data) if rows is not None else out,
 
     def jvp(x, out, dx, dim):
         return dx - (out.exp() * dx).sum(dim, keepdim=True)

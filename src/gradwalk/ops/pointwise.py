@@ -14,9 +14,11 @@ from .._dtype import get_default_dtype
 from .._dtype import _BY_NUMPY
 from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
 from ..grad_mode import _state as _grad_state
+from . import _float32_kernels as _k32
 from .core import _NO_ATTRS, Op, apply_op, observers as _observers, result_dtype
 
 _ndarray = np.ndarray
+_F32 = np.dtype(np.float32)  # float32 data goes through _float32_kernels: PyTorch's bits
 
 
 def _errstate():
@@ -282,6 +284,8 @@ class Exp(Op):
     name = "ExpBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.exp, x)  # MKL's vmsExp
         with _errstate():
             return np.exp(x)
 
@@ -299,6 +303,8 @@ class Log(Op):
     name = "LogBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.log, x)  # MKL's vmsLn
         with _errstate():
             return np.log(x)
 
@@ -316,6 +322,8 @@ class Sin(Op):
     name = "SinBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.sin, x)  # MKL's vmsSin
         return np.sin(x)
 
     def save(ctx, x, out):
@@ -332,6 +340,8 @@ class Cos(Op):
     name = "CosBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.cos, x)  # MKL's vmsCos
         return np.cos(x)
 
     def save(ctx, x, out):
@@ -351,6 +361,8 @@ class TanhBackward(Op):
     name = "TanhBackwardBackward0"
 
     def forward(g, y):
+        if g.dtype is _F32 and y.dtype is _F32:
+            return _k32.tanh_backward(g, y)  # g * fma(-y, y, 1): PyTorch's bits
         # (1 - y) * (1 + y) rounds like PyTorch's fused 1 - y*y far more often
         if (type(y) is np.ndarray and y.dtype == g.dtype and y.ndim and y.shape == g.shape
                 and y.strides == g.strides):
@@ -376,6 +388,8 @@ class Tanh(Op):
     name = "TanhBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.tanh, x)  # MKL's vmsTanh
         return np.tanh(x)
 
     def save(ctx, x, out):
@@ -411,6 +425,8 @@ class Sigmoid(Op):
     name = "SigmoidBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.sigmoid(x)  # SLEEF's expf, then the reciprocal, as ATen's kernel
         with _errstate():
             return (1.0 / (1.0 + np.exp(-x))).astype(x.dtype, copy=False)
 
@@ -551,6 +567,8 @@ class Log1p(Op):
     name = "Log1PBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.log1p, x)  # Sleef_log1pf16_u10: nearest float32 mostly
         with _errstate():
             return np.log1p(x)
 
@@ -568,6 +586,8 @@ class Expm1(Op):
     name = "Expm1Backward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.expm1, x)  # Sleef_expm1f16_u10: nearest float32 mostly
         with _errstate():
             return np.expm1(x)
 
@@ -585,6 +605,8 @@ class Tan(Op):
     name = "TanBackward0"
 
     def forward(x):
+        if x.dtype is _F32:
+            return _k32.mkl_like(np.tan, x)  # MKL's vmsTan
         return np.tan(x)
 
     def save(ctx, x, out):
