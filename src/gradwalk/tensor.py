@@ -320,10 +320,11 @@ class Tensor:
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
                     f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
                     "the same size")
-            if value.dtype is not self.dtype:
+            grad_dtype = self.__dict__.get("_grad_dtype", self.dtype)
+            if grad_dtype is not None and value.dtype is not grad_dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{_c_type_name(value.dtype)}' to a "
-                    f"tensor with grad_dtype '{self.dtype.short_name}'. The gradient must match the "
+                    f"tensor with grad_dtype '{grad_dtype.short_name}'. The gradient must match the "
                     "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
                     "grad_dtype attribute with a specific dtype, or None to allow any dtype. Set "
                     "grad_dtype with caution. Diverging the dtypes of a tensor and its gradient may "
@@ -333,6 +334,31 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._grad = None
+
+    @property
+    def grad_dtype(self):
+        """The dtype a leaf's ``.grad`` is kept in (its own dtype unless set; None: any dtype)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.__dict__.get("_grad_dtype", self.dtype)
+
+    @grad_dtype.setter
+    def grad_dtype(self, dtype):
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+        if dtype is not None and not isinstance(dtype, _dtype.dtype):
+            raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got {type(dtype).__name__}")
+        if dtype is not None and self._grad is not None and self._grad.dtype is not dtype:
+            raise RuntimeError(
+                f"Cannot set grad_dtype to '{dtype.short_name}' because there is already a gradient "
+                f"with dtype '{_c_type_name(self._grad.dtype)}'. Please clear the gradient (.grad = "
+                "None) before changing grad_dtype, or ensure the new grad_dtype matches the existing "
+                "gradient's dtype.")
+        self.__dict__["_grad_dtype"] = dtype
+        ref = self._grad_acc_ref  # the leaf's AccumulateGrad casts incoming gradients to it
+        node = ref() if ref is not None else None
+        if node is not None:
+            node._input_metadata = [(self._data.shape, None if dtype is None else dtype.np)]
 
     @property
     def retains_grad(self):

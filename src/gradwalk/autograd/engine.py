@@ -250,6 +250,8 @@ def _validate_one(fn, i, grad, shape, dtype):
             grad = _Tensor._make(_sum_to(data, shape))  # nothing records or watches: on the arrays
         else:
             grad = grad.sum_to_size(shape)
+    if dtype is None:  # a leaf whose grad_dtype is None takes any dtype
+        return grad
     np_dtype = dtype if isinstance(dtype, np.dtype) else dtype.np  # NumPy's or ours
     if grad._data.dtype is not np_dtype and grad._data.dtype != np_dtype:
         grad = grad.to(_BY_NUMPY[np_dtype])

@@ -390,7 +390,8 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__((), UINT64_MAX)
         self.variable = variable
-        self._input_metadata = [(variable._data.shape, variable._data.dtype)]  # NumPy's, as ops record
+        grad_dtype = variable.__dict__.get("_grad_dtype", variable._data.dtype)  # None: any dtype
+        self._input_metadata = [(variable._data.shape, getattr(grad_dtype, "np", grad_dtype))]  # NumPy's
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
@@ -423,7 +424,7 @@ def accumulate_into_grad(variable, new_grad, steal=True):
             variable._grad = _Tensor._make(data)
         else:  # clone obeying the layout contract (the parameter's strides and dtype); a
             # broadcast (read-only, stride 0) gradient is never stolen
-            copy = np.empty_like(param)
+            copy = np.empty_like(param, dtype=data.dtype)  # the grad's dtype (grad_dtype: cast to it)
             copy[...] = data
             variable._grad = _Tensor._make(copy)
     elif grad.grad_fn is None and not grad.requires_grad:

@@ -817,6 +817,7 @@ class _SelectAlongDim(Op):
 
 class Sort(_SelectAlongDim):
     name = "SortBackward0"
+    internal_attrs = ('keepdim',)  # kept for backward; PyTorch's node does not show it
 
     def forward(x, dim, descending):
         if x.ndim == 0:
@@ -827,6 +828,7 @@ class Sort(_SelectAlongDim):
 
 class Topk(_SelectAlongDim):
     name = "TopkBackward0"
+    internal_attrs = ('keepdim',)  # kept for backward; PyTorch's node does not show it
 
     def forward(x, dim, k, largest):
         if x.ndim == 0:

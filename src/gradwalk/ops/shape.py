@@ -87,7 +87,12 @@ class View(Op):
         return x.reshape(shape)
 
     def backward(ctx, g):
-        return g.reshape(ctx._attrs["self_sym_sizes"]),
+        sizes = ctx._attrs["self_sym_sizes"]
+        data = g._data
+        if data.__class__ is np.ndarray and data.flags.c_contiguous and formulas_on_arrays():
+            # what g.reshape(sizes) gives (a view of g), without the op's wrapping
+            return make_view(_tensor.Tensor._make(data.reshape(sizes)), g),
+        return g.reshape(sizes),
 
     def jvp(x, out, dx, shape, self_sym_sizes):
         return dx.reshape(shape)
@@ -95,6 +100,11 @@ class View(Op):
 
 class UnsafeView(View):
     name = "UnsafeViewBackward0"
+
+
+class ReshapeAlias(View):
+    """``reshape`` of a non-contiguous tensor that can still be viewed: PyTorch's ``_reshape_alias``."""
+    name = "ReshapeAliasBackward0"
 
 
 class Clone(Op):
@@ -117,6 +127,7 @@ class CopyBackwards(Clone):
 
 class ToCopy(Op):
     name = "ToCopyBackward0"
+    internal_attrs = ('self_dtype',)  # kept for backward; PyTorch's node does not show it
     saves_attrs = ("self_dtype",)
 
     def forward(x, dtype, self_dtype):
@@ -279,6 +290,7 @@ class Index(Op):
 
     name = "IndexBackward0"
     saves_attrs = ("self_sym_sizes",)
+    internal_attrs = ("indices",)  # shown as PyTorch's tuple by the ``_saved_indices`` property
 
     def forward(x, indices, self_sym_sizes):
         if _rows_index(indices) is not None:  # x[idx] with one integer array: the same copy, faster
@@ -350,6 +362,7 @@ def _embed(g, shape, index):
 
 class Cat(Op):
     name = "CatBackward0"
+    internal_attrs = ('sizes',)  # kept for backward; PyTorch's node does not show it
     saves_attrs = ("dim",)
 
     def forward(*xs, dim, sizes):
@@ -389,6 +402,7 @@ class Stack(Op):
 
 class Split(Op):
     name = "SplitBackward0"
+    internal_attrs = ('bounds',)  # kept for backward; PyTorch's node does not show it
     is_view = True
     saves_attrs = ("dim", "split_size", "self_sym_sizes")
 
@@ -668,12 +682,13 @@ def _viewable(array, new_shape):
 @export()
 def reshape(input, *shape):
     shape = _infer_shape(_shape_arg(shape), input.numel(), input.shape)
-    if shape == input._data.shape:
+    data = input._data
+    if data.flags.c_contiguous or data.size == 0:
         return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
-    if not _viewable(input._data, shape):
+    if not _viewable(data, shape):
         # PyTorch copies first: UnsafeViewBackward0 <- CloneBackward0
         return apply_op(UnsafeView, (clone(input),), {"shape": shape, "self_sym_sizes": input.shape})
-    return _view_op(View, input, {"shape": shape, "self_sym_sizes": input.shape})
+    return _view_op(ReshapeAlias, input, {"shape": shape, "self_sym_sizes": input.shape})
 
 
 @export(function=False)
@@ -922,14 +937,20 @@ def _basic_index(input, index):
         raise IndexError(f"too many indices for tensor of dimension {input.ndim}")
     out = input
     dim = 0
+    original_dim = 0  # the dim of ``input`` this part indexes (for PyTorch's error message)
     for i in index:
         if i is Ellipsis:
             dim += input.ndim - n_real  # the dims the ellipsis stands for
+            original_dim += input.ndim - n_real
             continue
         if i is None or i is True:
             out = unsqueeze(out, dim)
             dim += 1
-        elif isinstance(i, (numbers.Integral, Tensor)):
+            continue
+        if isinstance(i, (numbers.Integral, Tensor)):
+            n = out.shape[dim]
+            if not -n <= int(i) < n:
+                raise IndexError(f"index {int(i)} is out of bounds for dimension {original_dim} with size {n}")
             out = select(out, dim, int(i))
         elif isinstance(i, slice):
             start, stop, step = i.indices(out.shape[dim])
@@ -938,8 +959,12 @@ def _basic_index(input, index):
             if (start, stop, step) != (0, out.shape[dim], 1):
                 out = _slice(out, dim, start, max(stop, start), step)
             dim += 1
+        elif isinstance(i, str):
+            raise TypeError(f"new(): invalid data type '{type(i).__name__}'")
         else:
-            raise IndexError(f"unsupported index type {type(i).__name__}")
+            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
+                             f"Variables are valid indices (got {type(i).__name__})")
+        original_dim += 1
     return out
 
 
@@ -962,27 +987,84 @@ def _to_np_index(i):
     if isinstance(i, Tensor):
         return i._data
     if isinstance(i, list):
-        return np.asarray([j._data if isinstance(j, Tensor) else j for j in i])
+        array = np.asarray([j._data if isinstance(j, Tensor) else j for j in i])
+        if array.dtype.kind == "f" and not any(isinstance(j, Tensor) for j in i):
+            array = array.astype(np.int64)  # x[[0., 1.]]: PyTorch reads a list of numbers as longs
+        return array
     if isinstance(i, range):  # t[range(n), targets]: a sequence, as PyTorch reads it
         return np.asarray(i, dtype=np.int64)
     return i
 
 
 def _advanced_getitem(input, index):
-    np_index = tuple(_to_np_index(i) for i in index)
-    for i, ix in enumerate(np_index):
-        if isinstance(ix, np.ndarray) and ix.dtype.kind == "f":
-            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    if not (input.ndim and _rows_index(np_index) is not None):  # (x[idx]: take() checks it)
-        try:  # NumPy's own check (and message), at the price of indexing once more
-            input._data[np_index]
-        except IndexError as e:
-            raise IndexError(str(e)) from None
-    return apply_op(Index, (input,), {"indices": np_index, "self_sym_sizes": input.shape})
+    """As PyTorch's ``applySlicing``: the basic parts first (Select, Slice, Unsqueeze views), then
+    one Index node with the advanced parts on that view."""
+    if len(index) == 1:
+        sliced, np_index = input, (_to_np_index(index[0]),)
+    else:
+        basic, np_index = _split_index(index)
+        sliced = _basic_index(input, basic)
+    try:
+        return apply_op(Index, (sliced,), {"indices": np_index, "self_sym_sizes": sliced.shape})
+    except (IndexError, ValueError):
+        _raise_index_error(sliced.shape, np_index)
+        raise
 
 
-def setitem(input, index, value):
-    """``x[index] = value``: an in-place write; on a graph tensor the node is CopySlices."""
+def _raise_index_error(shape, index, value_shape=None):
+    """PyTorch's IndexError for an advanced index NumPy refused (its own messages name arrays and
+    axes): float indices, too many indices, a mask of the wrong shape, indices that do not
+    broadcast, an index out of range; and, given ``value_shape``, a value that does not fit."""
+    arrays = [ix for ix in index if isinstance(ix, np.ndarray)]
+    if any(ix.dtype.kind not in "iub" for ix in arrays):
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    covered = sum(ix.ndim if isinstance(ix, np.ndarray) and ix.dtype == np.bool_ else 1
+                  for ix in index if ix is not Ellipsis)
+    if covered > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+    longs, dims, dim = [], [], 0  # each index tensor (a mask as its nonzero()) and the dim it indexes
+    for ix in index:
+        if ix is Ellipsis:
+            dim += len(shape) - covered
+        elif isinstance(ix, np.ndarray) and ix.dtype == np.bool_:
+            for k in range(ix.ndim):
+                if ix.shape[k] != shape[dim + k]:
+                    raise IndexError(
+                        f"The shape of the mask {list(ix.shape)} at index {k} does not match the shape "
+                        f"of the indexed tensor {list(shape)} at index {dim + k}")
+            for k, nz in enumerate(np.nonzero(ix)):
+                longs.append(nz)
+                dims.append(dim + k)
+            dim += ix.ndim
+        else:
+            if isinstance(ix, np.ndarray):
+                longs.append(ix)
+                dims.append(dim)
+            dim += 1
+    try:
+        broadcast = np.broadcast_arrays(*longs)
+    except ValueError:
+        shapes = ", ".join(str(list(ix.shape)) for ix in longs)
+        raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         f"{shapes}") from None
+    if broadcast:  # the first element (in order) with an index out of range, its first such index
+        bad = [((b < -shape[d]) | (b >= shape[d])).ravel() for b, d in zip(broadcast, dims)]
+        anywhere = np.logical_or.reduce(bad)
+        if anywhere.any():
+            element = int(np.argmax(anywhere))
+            position = next(k for k, b in enumerate(bad) if b[element])
+            value = int(broadcast[position].ravel()[element])
+            raise IndexError(f"index {value} is out of bounds for dimension {position} with size "
+                             f"{shape[dims[position]]}")
+    if value_shape is not None:
+        result = np.broadcast_to(np.zeros((), np.int8), shape)[index].shape
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value_shape)} cannot be broadcast "
+                           f"to indexing result of shape {list(result)}")
+
+
+def setitem(input, index, value, accumulate=False):
+    """``x[index] = value``: an in-place write; on a graph tensor the node is CopySlices.
+    ``accumulate``: ``index_put_(..., accumulate=True)``, adding ``value`` (repeats add up)."""
     from ..grad_mode import _state
     Tensor = _tensor.Tensor
     from .core import _check_inplace
@@ -994,13 +1076,21 @@ def setitem(input, index, value):
     value = as_tensor_arg(value)
     dual = input._fw_grads or value._fw_grads  # forward AD: the write must carry the tangent too
     if not dual and (not _state.grad_enabled or not (input.requires_grad or value.requires_grad)):
-        input._array()[np_index] = value._py if value._is_wrapped_number else value._data
+        try:
+            if accumulate:
+                data = input._array()
+                np.add.at(data, np_index, np.broadcast_to(value._data, data[np_index].shape))
+            else:
+                input._array()[np_index] = value._py if value._is_wrapped_number else value._data
+        except (IndexError, ValueError):
+            _raise_setitem_error(input, index, value)
+            raise
         input._version_counter[0] += 1
         return
     if value._is_wrapped_number:
         value = Tensor._make(np.asarray(value._py, dtype=input._data.dtype))
     advanced = any(_is_advanced(i) for i in index)
-    if not dual and not advanced:
+    if not dual and not advanced and not accumulate:
         # As PyTorch: the indexed part is a view of input (Select, Slice, ...) and the value is
         # copied into it; the in-place write on a view gives input a CopySlices history.
         _copy_to(_basic_index(input, index), value)
@@ -1026,7 +1116,21 @@ def setitem(input, index, value):
         value = view(value, tuple(sizes))
     if _state.grad_enabled and sliced is not input:
         _check_inplace(sliced)
-    apply_op(IndexPut, (sliced, value), {"index": advanced_on_view}, inplace=sliced)
+    try:
+        apply_op(IndexPut, (sliced, value), {"index": advanced_on_view, "accumulate": accumulate},
+                 inplace=sliced)
+    except (IndexError, ValueError):
+        _raise_index_error(sliced.shape, advanced_on_view, value.shape)
+        raise
+
+
+def _raise_setitem_error(input, index, value):
+    """``x[index] = v`` refused by NumPy: PyTorch's message, found on the view the basic parts make."""
+    if not any(_is_advanced(i) for i in index):
+        return
+    basic, rest = _split_index(index)
+    sliced = _basic_index(input, basic)  # (input does not require grad on this path)
+    _raise_index_error(sliced.shape, rest, value.shape)
 
 
 def _split_index(index):
@@ -1055,9 +1159,19 @@ class IndexPut(CopySlices):
     """``x[[0, 2]] = v``, ``x[mask] = v``: ``index_put_`` (its own node, not CopySlices)."""
 
     name = "IndexPutBackward0"
+    internal_attrs = ("index", "value_shape", "self_sym_sizes", "indices")
 
-    def save(ctx, x, v, out, index):
-        ctx._attrs = {"index": index, "value_shape": v_shape(v), "accumulate": False}
+    def forward(x, v, index, accumulate=False):
+        out = x.copy()
+        if accumulate:  # index_put_(..., accumulate=True): repeated indices add up, in order
+            np.add.at(out, index, np.broadcast_to(v, out[index].shape))
+        else:
+            out[index] = v
+        return out
+
+    def save(ctx, x, v, out, index, accumulate=False):
+        ctx._attrs = {"index": index, "value_shape": v_shape(v), "accumulate": accumulate,
+                      "self_sym_sizes": tuple(x.shape)}
         # PyTorch's node saves the index tensors, so a second backward() is refused once they are
         # freed (this node saves the first of them: what the engine frees and checks).
         first = next((i for i in (index if isinstance(index, tuple) else (index,))
@@ -1068,7 +1182,56 @@ class IndexPut(CopySlices):
     def backward(ctx, g):
         if ctx._saved is not None:
             ctx.indices  # noqa: B018  (raises "backward through the graph a second time" once freed)
-        return CopySlices.backward(ctx, g)
+        if not ctx._attrs["accumulate"]:
+            return CopySlices.backward(ctx, g)
+        # accumulate: self's gradient passes through whole; values' is the indexed part
+        a = ctx._attrs
+        gv = None
+        if ctx.needs_input_grad[1]:
+            gv = apply_op(Index, (g,), {"indices": a["index"], "self_sym_sizes": g.shape})
+        return (g if ctx.needs_input_grad[0] else None), gv
+
+    def jvp(x, v, out, dx, dv, index, accumulate=False):
+        return apply_op(IndexPut, (dx, dv), {"index": index, "accumulate": accumulate})
+
+
+def _pytorch_indices(index, ndim):
+    """The advanced parts of an index as PyTorch's index nodes save them: one tensor (or None)
+    per dim of the tensor indexed, up to the last one indexed (``x[:, idx]``: ``(None, idx)``)."""
+    Tensor = _tensor.Tensor
+    index = index if isinstance(index, tuple) else (index,)
+    covered = sum(ix.ndim if isinstance(ix, np.ndarray) and ix.dtype == np.bool_ else 1
+                  for ix in index if ix is not Ellipsis)
+    out = []
+    for ix in index:
+        if ix is Ellipsis:
+            out.extend([None] * (ndim - covered))
+        elif isinstance(ix, np.ndarray):
+            out.append(Tensor._make(ix))
+        else:
+            out.append(None)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+def _saved_indices(node):
+    attrs = node._attrs
+    if node._saved is not None and "indices" in node._saved:
+        node._unpacked("indices")  # freed after backward: PyTorch's "a second time" error
+    key = "indices" if "indices" in attrs else "index"
+    return _pytorch_indices(attrs[key], len(attrs["self_sym_sizes"]))
+
+
+def _raw_saved_indices(node):
+    from ..autograd.node import as_saved_tensor
+
+    return tuple(None if t is None else as_saved_tensor(t) for t in _saved_indices(node))
+
+
+for _op in (Index, IndexPut):
+    _op.Node._saved_indices = property(_saved_indices, doc="PyTorch's saved index tensors")
+    _op.Node._raw_saved_indices = property(_raw_saved_indices)
 
 
 def _copy_to(dst, src):

@@ -9,7 +9,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 from ..grad_mode import _state as _grad_state
 from . import factories, shape as S
 from ._util import FUNCTIONS, export, normalize_dim
-from .core import apply_op
+from .core import Op, apply_op
 
 
 # ---- new_* : a fresh tensor with self's dtype (and device) unless told otherwise --------------
@@ -141,31 +141,130 @@ def new(self, *args):
     return t
 
 
-@export(function=False)
-def put_(self, index, source, accumulate=False):
-    """``x.put_(index, source)``: writes ``source`` at ``index`` into ``x`` read as 1-D in row-major
-    order (negative indices count from the end). Built from indexing on the flattened tensor, so
-    the graph holds IndexPutBackward0 / CopySlices rather than PyTorch's PutBackward0."""
-    if accumulate:
-        raise NotImplementedError("gradwalk: put_(..., accumulate=True) is not supported")
+class Put(Op):
+    """``x.put(index, source, accumulate)``: ``source`` written (or added) at ``index`` into ``x``
+    read as 1-D in row-major order. PyTorch's formulas (derivatives.yaml): ``self``'s gradient is
+    ``grad`` with the written places zeroed (``grad`` itself when accumulating), ``source``'s is
+    ``grad.take(index)``."""
+
+    name = "PutBackward0"
+    internal_attrs = ("flat",)
+
+    def forward(x, source, index, flat, accumulate):
+        out = x.copy()
+        view = out.reshape(-1)
+        if accumulate:
+            np.add.at(view, flat, source.reshape(-1))  # in order: repeats add up as PyTorch's do
+        else:
+            view[flat] = source.reshape(-1)
+        return out
+
+    def save(ctx, x, source, out, index, flat, accumulate):
+        ctx.save(source=source, index=index)
+        ctx._attrs = {"index": index, "flat": flat, "accumulate": accumulate}
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        source = ctx.source
+        gx = gs = None
+        if ctx.needs_input_grad[0]:
+            gx = g if a["accumulate"] else apply_op(
+                Put, (g, factories.zeros_like(source)), {**a, "accumulate": False})
+        if ctx.needs_input_grad[1]:
+            gs = apply_op(Take, (g,), {"index": a["index"], "flat": a["flat"]}).reshape(source.shape)
+        return gx, gs
+
+
+class Take(Op):
+    """``x.take(index)``: the elements of ``x`` read as 1-D; backward adds ``grad`` back at them."""
+
+    name = "TakeBackward0"
+    internal_attrs = ("flat",)
+
+    def forward(x, index, flat):
+        return x.reshape(-1)[flat].reshape(index.shape)
+
+    def save(ctx, x, out, index, flat):
+        ctx._attrs = {"index": index, "flat": flat, "self_shape": tuple(x.shape)}
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        zeros = _tensor.Tensor._make(np.zeros(a["self_shape"], dtype=g._data.dtype))
+        return apply_op(Put, (zeros, g), {"index": a["index"], "flat": a["flat"], "accumulate": True}),
+
+
+def _flat_index(self, index):
+    """``index`` as positions in ``self`` read as 1-D (negative ones counted from the end),
+    checked as PyTorch checks them."""
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {index.dtype.short_name}")
     n = self.numel()
     idx = index._data.reshape(-1).astype(np.int64)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = int(idx[(idx < -n) | (idx >= n)][0])
         raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    where = _tensor.Tensor._make(np.where(idx < 0, idx + n, idx))
-    if self.is_contiguous():
-        S.setitem(self.view(-1), where, source.reshape(-1))
-    else:
-        flat = self.reshape(-1).clone()
-        S.setitem(flat, where, source.reshape(-1))
-        self.copy_(flat.view(self.shape))
-    return self
+    return np.where(idx < 0, idx + n, idx)
 
 
 @export(function=False)
-def put(self, index, source, accumulate=False):
-    return put_(self.clone(), index, source, accumulate)
+def put_(self, index, source, accumulate=False):
+    """``x.put_(index, source, accumulate=False)``: PyTorch's PutBackward0 node."""
+    flat = _flat_index(self, index)
+    if source.numel() != flat.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but "
+                           f"got source.numel() = {source.numel()}, index.numel() = {flat.size}")
+    if source.dtype is not self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {self.dtype.short_name} and source.dtype = {source.dtype.short_name}")
+    return apply_op(Put, (self, source), {"index": index, "flat": flat, "accumulate": bool(accumulate)},
+                    inplace=self)
+
+
+@export()
+def put(input, index, source, accumulate=False):
+    flat = _flat_index(input, index)
+    if source.numel() != flat.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but "
+                           f"got source.numel() = {source.numel()}, index.numel() = {flat.size}")
+    return apply_op(Put, (input, source), {"index": index, "flat": flat, "accumulate": bool(accumulate)})
+
+
+@export()
+def take(input, index):
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype.short_name}")
+    n = input.numel()
+    idx = index._data.astype(np.int64)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = int(idx[(idx < -n) | (idx >= n)].ravel()[0])
+        raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    return apply_op(Take, (input,), {"index": index, "flat": np.where(idx < 0, idx + n, idx).ravel()})
+
+
+def _index_put_parts(indices):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"index_put_(): argument 'indices' (position 1) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    return tuple(slice(None) if i is None else i for i in indices)  # None: that dim whole
+
+
+@export(function=False)
+def index_put_(self, indices, values, accumulate=False):
+    """``x.index_put_(indices, values, accumulate)``: ``x[indices] = values`` (or ``+=`` with every
+    repeated index counted, as ``accumulate=True`` does)."""
+    S.setitem(self, _index_put_parts(indices), values, accumulate=bool(accumulate))
+    return self
+
+
+@export()
+def index_put(input, indices, values, accumulate=False):
+    """The out-of-place ``index_put``: one IndexPutBackward0 node on ``input`` and ``values``."""
+    index = tuple(S._to_np_index(i) for i in _index_put_parts(indices))
+    try:
+        return apply_op(S.IndexPut, (input, values), {"index": index, "accumulate": bool(accumulate)})
+    except (IndexError, ValueError):
+        S._raise_index_error(input.shape, index, values.shape)
+        raise
 
 
 @export(function=False)
