@@ -22,8 +22,8 @@ def numba_njit():
         if os.environ.get("GRADWALK_NO_NUMBA", "") in ("", "0"):
             try:
                 from numba import njit
-            except ImportError:  # the 'fast' extra is not installed: reference paths only
-                pass
+            except Exception:  # not installed, or cannot load here (e.g. a lab worker's
+                pass           # memory limit): the reference paths only
             else:
                 _njit = njit
     return _njit
