@@ -244,6 +244,27 @@ def test_per_sample_gradients_of_an_mlp_as_torch_func():
         close(ours[name], theirs[name], rtol=1e-4, atol=1e-6)
 
 
+def test_bmm_with_an_operand_expanded_along_the_batch_and_outer_products():
+    # vmap's per-sample copies of a weight are expanded views; bmm folds them into one product
+    a, w, col = (rng.standard_normal(s) for s in ((5, 2, 3), (3, 4), (5, 3, 1)))
+    cases = [lambda lib, a, w, col: lib.bmm(a, w.expand(5, 3, 4)),
+             lambda lib, a, w, col: lib.bmm(w.t().expand(5, 4, 3), a.transpose(1, 2)),
+             lambda lib, a, w, col: lib.bmm(w.expand(5, 3, 4).transpose(1, 2), w.t()[:3].expand(5, 3, 3)),
+             lambda lib, a, w, col: lib.bmm(col, a[:, :1, :])]  # (5, 3, 1) @ (5, 1, 3): outer products
+    for case in cases:
+        ours = [gw.tensor(x, requires_grad=True) for x in (a, w, col)]
+        theirs = [torch.tensor(x, requires_grad=True) for x in (a, w, col)]
+        out_s, out_t = case(gw, *ours), case(torch, *theirs)
+        close(out_s, out_t)
+        out_s.sum().backward()
+        out_t.sum().backward()
+        for x, y in zip(ours, theirs):
+            if y.grad is not None:
+                close(x.grad, y.grad)
+    col32, row32 = rng.standard_normal((4, 6, 1)).astype(np.float32), rng.standard_normal((4, 1, 5)).astype(np.float32)
+    assert np.array_equal(gw.bmm(gw.tensor(col32), gw.tensor(row32)).numpy(), np.matmul(col32, row32))
+
+
 def test_per_sample_gradients_of_mse_and_a_batched_embedding_lookup():
     table_s, table_t = both(rng.standard_normal((27, 4)))
     idx = rng.integers(0, 27, (5, 3))

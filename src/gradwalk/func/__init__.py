@@ -165,8 +165,8 @@ def _batch_at_running(t):
     tangent_only = _batching.tangent_levels(t)
     for level, size, _ in _batching.running.stack:
         if level not in have and level not in tangent_only:
-            # a real copy, not a stride-0 view: NumPy's matmul leaves BLAS on zero strides
-            t = _batching.add_level(t.unsqueeze(0).expand(size, *t.shape).contiguous(), 0, level)
+            # an expanded view, no copy: a batched product with it is one folded matmul (Bmm)
+            t = _batching.add_level(t.unsqueeze(0).expand(size, *t.shape), 0, level)
     return t
 
 

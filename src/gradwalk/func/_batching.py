@@ -609,14 +609,15 @@ def aligned_for_matmul(t, levels):
 
 def _matmul(a, b, levels):
     """The batched product of ``a`` and ``b`` (each (..., n, k) / (..., k, m) per sample)."""
-    aligned = aligned_for_matmul
     la, lb = levels_of(a), levels_of(b)
     if la and not lb:
-        return wrap(linalg.matmul(aligned(a, levels), b), levels)  # one folded mm for 2-D b
+        return wrap(linalg.matmul(aligned_for_matmul(a, levels), b), levels)  # one folded mm for 2-D b
     if lb and not la and a.dim() >= 2 and b.dim() == 2:
         # a @ B for every sample = (B^T @ a^T)^T: again one folded mm
-        bt = aligned(b, levels).transpose(-1, -2)
+        bt = aligned_for_matmul(b, levels).transpose(-1, -2)
         return wrap(linalg.matmul(bt, a.t()).transpose(-1, -2), levels)
+    # both batched (or a batched 1-D b): a bmm, which folds an operand expanded along the
+    # batch (a weight copied per sample), so no real copy is needed here
     a2 = aligned(a, levels) if la else a
     b2 = aligned(b, levels) if lb else b
     return wrap(linalg.matmul(a2, b2), levels)

@@ -103,6 +103,16 @@ class Bmm(Op):
     name = "BmmBackward0"
 
     def forward(a, b):
+        if len(a) > 1 and not b.strides[0]:
+            # one matrix for the whole batch (an expanded view: vmap's per-sample copies of a
+            # weight): one folded product, since NumPy's matmul leaves BLAS on zero strides
+            if not a.strides[0]:
+                return np.repeat((a[0] @ b[0])[None], len(a), axis=0)
+            return (a.reshape(-1, a.shape[-1]) @ b[0]).reshape(a.shape[0], a.shape[1], b.shape[2])
+        if len(a) > 1 and not a.strides[0]:
+            return np.matmul(a[0], b)
+        if a.shape[2] == 1:  # outer products (per-sample weight gradients): the same bits, no BLAS loop
+            return np.multiply(a, b)
         return np.matmul(a, b)
 
     def save(ctx, a, b, out):
