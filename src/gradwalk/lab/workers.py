@@ -129,6 +129,9 @@ def _worker_main(connection, limits, temp_dir):
     tempfile.tempdir = temp_dir  # removed by the pool with this worker, even if it is killed
     os.environ["TMPDIR"] = temp_dir
     _limit_memory(limits.memory_bytes)
+    from .. import _fast
+
+    _fast.disable()  # snippets are small: no compile time or LLVM inside their limits
     # what the fork server imported (torch, gradwalk) lives as long as the worker: out of the
     # collector's sight, a full collection after each request costs microseconds, not 150 ms
     gc.freeze()
