@@ -187,6 +187,36 @@ def test_randint_and_random_(seed):
         same(gradwalk.empty(n, dtype=gradwalk.int64).random_(7), torch.empty(n, dtype=torch.int64).random_(7))
 
 
+@pytest.mark.filterwarnings("ignore:.*is out of bounds:UserWarning")
+def test_randint_into_float_dtypes_moves_the_bounds_as_pytorch():
+    """For a float dtype, PyTorch first moves ``from`` and ``to`` inwards to values the dtype
+    holds (``update_from``/``update_to``), which changes the range, and so the values."""
+    cases = [(0, 2**24 + 1), (0, 2**24 + 3), (0, 2**28 - 1), (0, 2**28), (0, 2**28 + 1), (16, 2**28 + 16),
+             (-16, 2**28), (-(2**24) - 3, 5), (-(2**40) - 7, 2**31 - 1), (5, 2**40 + 5), (0, 2**53 + 3),
+             (-(2**62), 2**62 + 1), (0, 2**63 - 1), (-3, 2**11 + 1), (-3, 2**11 + 3)]
+    for dtype in ("float32", "float64", "float16"):
+        for low, high in cases:
+            if dtype == "float16" and not -65504 <= low < high <= 65504:
+                continue
+            both(1)
+            same_on_both(lambda lib: lib.randint(low, high, (33,), dtype=getattr(lib, dtype)))
+            same(gradwalk.rand(2), torch.rand(2))  # as many words drawn
+
+
+def test_randint_bounds_outside_the_dtype_fail_or_warn_as_in_pytorch():
+    with pytest.raises(RuntimeError, match="to - 1 is out of bounds for c10::Half"):
+        gradwalk.randint(0, 100000, (2,), dtype=gradwalk.float16)
+    with pytest.raises(RuntimeError, match="from is out of bounds for signed char"):
+        gradwalk.randint(-1000, 1, (2,), dtype=gradwalk.int8)
+    with pytest.raises(RuntimeError, match="to - 1 is out of bounds for int"):
+        gradwalk.randint(0, 2**40, (2,), dtype=gradwalk.int32)
+    with pytest.raises(RuntimeError, match="to - 1 is out of bounds for bool"):
+        gradwalk.empty(3, dtype=gradwalk.bool).random_(0, 3)
+    with pytest.warns(UserWarning, match=r"to - 1 is out of bounds \[-\(2\^24\), 2\^24\]. Due to precision "
+                                          r"limitations float can support"):
+        gradwalk.randint(0, 2**24 + 2, (2,), dtype=gradwalk.float32)
+
+
 def test_like_factories():
     both(4)
     x = gradwalk.empty(5, 3)
@@ -441,6 +471,11 @@ FAST_DRAWS = [
     ("exponential_(1.5)", lambda lib, n: lib.empty(n).exponential_(1.5)),
     ("bernoulli_(0.3)", lambda lib, n: lib.empty(n).bernoulli_(0.3)),
     ("randperm", lambda lib, n: lib.randperm(n)),
+    ("randint(-3, 10)", lambda lib, n: lib.randint(-3, 10, (n,))),
+    ("randint(0, 2**31 - 1) int32", lambda lib, n: lib.randint(0, 2**31 - 1, (n,), dtype=lib.int32)),
+    ("randint(0, 2**28) float32", lambda lib, n: lib.randint(0, 2**28, (n,), dtype=lib.float32)),
+    ("randint(-2**62, 2**62)", lambda lib, n: lib.randint(-2**62, 2**62, (n,))),
+    ("random_(-2**63, 2**63 - 1)", lambda lib, n: lib.empty(n, dtype=lib.int64).random_(-2**63, 2**63 - 1)),
 ]
 
 
@@ -470,6 +505,7 @@ def on_both_paths(monkeypatch, seed, draw):
     return results
 
 
+@pytest.mark.filterwarnings("ignore:.*is out of bounds:UserWarning")
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name, draw", FAST_DRAWS, ids=[name for name, _ in FAST_DRAWS])
 def test_compiled_and_reference_paths_give_pytorchs_bits(monkeypatch, seed, name, draw):

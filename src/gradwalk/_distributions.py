@@ -38,10 +38,11 @@ _TWO_PI = 2.0 * math.pi
 
 # Draws of at least this many values run the kernel of gradwalk._random_fast when numba is on
 # (``gradwalk._fast.numba_njit()``); smaller ones stay on the NumPy code below, so they never pay
-# for importing numba or loading a compiled kernel. Tests lower these to run both paths on small
+# for importing numba or loading a compiled kernel (about 0.5 s, once per process; each threshold
+# is where the reference path takes about 2 ms). Tests lower these to run both paths on small
 # and odd sizes.
-FAST_MIN = {"normal_float": 1 << 17, "normal_double": 1 << 12, "exponential": 1 << 12,
-            "bernoulli": 1 << 17, "randperm": 1 << 15}
+FAST_MIN = {"normal_float": 1 << 17, "normal_double": 1 << 13, "exponential": 1 << 13,
+            "bernoulli": 1 << 17, "randperm": 1 << 15, "randint": 1 << 17}
 _FAST_CHUNK = 1 << 16  # values per call of a kernel: the chunk's words stay in cache
 
 
@@ -693,12 +694,100 @@ def normal(gen, n, np_dtype, mean=0.0, std=1.0, contiguous=True, out=None):
 # integers
 
 
+def _to_float_digits(x, digits):
+    """``static_cast<int64_t>(static_cast<float type>(x))`` for an int64 ``x``: rounded to
+    ``digits`` significant bits, to nearest, ties to even (x86's conversions: one rounding)."""
+    a = abs(x)
+    shift = a.bit_length() - digits
+    if shift <= 0:
+        return x
+    q, r = divmod(a, 1 << shift)
+    if r > 1 << (shift - 1) or (r == 1 << (shift - 1) and q & 1):
+        q += 1
+    y = (q << shift) if x >= 0 else -(q << shift)
+    return y if -(1 << 63) <= y < (1 << 63) else -(1 << 63)  # cvttss2si's "integer indefinite"
+
+
+def _float_range(low, high, digits):
+    """``update_from`` and ``update_to`` (ATen's DistributionTemplates.h) for a float dtype of
+    ``digits`` significant bits: where ``low + 1`` or ``high - 1`` does not survive the cast to
+    the dtype, the bound moves inwards to one the dtype can hold."""
+    up = _to_float_digits(low + 1, digits)
+    if up < low:
+        low = up + (1 << ((abs(low + 1).bit_length() - 1) - digits + 1))
+    down = _to_float_digits(high - 1, digits)
+    if down >= high:
+        high = down - (1 << ((abs(high - 1).bit_length() - 1) - digits + 1))
+    return low, high
+
+
+_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int8": "signed char",
+              "uint8": "unsigned char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def _check_from_to_in_range(low, last, dt):
+    """``check_from_to_in_range``: ``from`` and ``to - 1`` must fit the dtype (an error), and for
+    floats lie within +-2**digits, where every integer is exact (a warning, as PyTorch's)."""
+    name = _CPP_NAMES.get(dt.name)
+    if name is None:
+        return
+    if dt.kind == "f":
+        lowest, highest = float(np.finfo(dt).min), float(np.finfo(dt).max)
+    elif dt.kind == "b":
+        lowest, highest = 0, 1
+    else:
+        lowest, highest = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+    for value, what in ((low, "from"), (last, "to - 1")):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
+    if dt.kind == "f":
+        digits = np.finfo(dt).nmant + 1
+        for value, what in ((low, "from"), (last, "to - 1")):
+            if not -(1 << digits) <= value <= 1 << digits:
+                _warn_at_caller(f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                                f"{name} can support discrete uniform distribution only within this range. This "
+                                f"warning will become an error in version 1.7 release, please fix the code in "
+                                f"advance")
+
+
+def _warn_at_caller(message):
+    """A UserWarning reported at the first frame outside gradwalk (the user's line)."""
+    import os
+    import sys
+    import warnings
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 2, sys._getframe(1)  # stacklevel 2: the caller of this function
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        level, frame = level + 1, frame.f_back
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
 def random_from_to(gen, n, np_dtype, low, high):
-    """``random_(low, high)`` / ``randint``: ``word % (high - low) + low``. PyTorch 2.13 takes
+    """``random_(low, high)`` / ``randint``: ``word % (high - low) + low``, for float dtypes with
+    the bounds first moved to values the dtype holds (``_float_range``). PyTorch 2.13 takes
     ``random64()`` words once the range reaches 2**28 (measured: 2**28 - 1 draws one word per
-    value, 2**28 two; for float32 the switch comes one later), ``random()`` words below."""
-    span = int(high) - int(low)
-    if span >= (1 << 28) + (np.dtype(np_dtype) == F32):
+    value, 2**28 two), ``random()`` words below."""
+    low, high = int(low), int(high)
+    dt = np.dtype(np_dtype)
+    if dt.kind == "f":
+        low, high = _float_range(low, high, np.finfo(dt).nmant + 1)
+        if low >= high:
+            raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than 'to' casted to dtype, "
+                               f"but got from={low} >= to={high}")
+    _check_from_to_in_range(low, high - 1, dt)
+    span = high - low
+    wide = span >= 1 << 28
+    fast = _fast_kernels(n, "randint")
+    if fast is not None:
+        values = np.empty(n, dtype=np.int64)
+        kernel, words_per_value, span = ((fast.random64_from_to, 2, np.uint64(span)) if wide else
+                                         (fast.random_from_to, 1, np.uint32(span)))
+        for lo in range(0, n, _FAST_CHUNK):
+            hi = min(n, lo + _FAST_CHUNK)
+            kernel(gen._random(words_per_value * (hi - lo)), values[lo:hi], span, np.int64(low))
+        return values.astype(np_dtype, copy=False)
+    if wide:
         words = gen._random64(n) % np.uint64(span)
     else:
         words = gen._random(n)

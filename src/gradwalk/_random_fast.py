@@ -15,6 +15,8 @@ tests/test_random.py checks both against each other and against PyTorch.
   ``log``, ``log1p``, ``cos`` and ``sin`` (the same glibc functions PyTorch calls) and
   ``llvm.fma.f64`` for the fused ``radius * cos * std + mean``.
 * ``bernoulli_double``: a 53-bit double uniform below ``p``, one pass over the words.
+* ``random_from_to``, ``random64_from_to``: ``randint`` / ``random_(low, high)``, ``word % span + low``
+  in one pass (a 32-bit remainder for ``random()``'s words, as NumPy's and PyTorch's).
 
 The words themselves stay NumPy's MT19937 (``Generator._random``), drawn a chunk at a time.
 """
@@ -232,3 +234,23 @@ def bernoulli_double(words, out, p):
     """``bernoulli_(p)``: a double uniform per ``random64()`` below ``p``."""
     for i in range(out.size):
         out[i] = unit_double(words[2 * i], words[2 * i + 1]) < p
+
+
+# ------------------------------------------------------------------------------------------------
+# integers
+
+
+@njit(cache=True)
+def random_from_to(words, out, span, low):
+    """``random()``-word ranges: ``out[i] = words[i] % span + low`` (int64; span a uint32)."""
+    for i in range(out.size):
+        out[i] = np.int64(np.uint32(words[i] % span)) + low
+
+
+@njit(cache=True)
+def random64_from_to(words, out, span, low):
+    """``random64()``-word ranges: ``out[i] = (hi << 32 | lo) % span + low`` (int64, wrapping; span a
+    uint64)."""
+    for i in range(out.size):
+        w = (np.uint64(words[2 * i]) << np.uint64(32)) | np.uint64(words[2 * i + 1])
+        out[i] = np.int64(w % span) + low
