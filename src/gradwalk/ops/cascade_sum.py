@@ -124,10 +124,12 @@ def _multi_row_sum_fast(x):
     """_multi_row_sum's additions in its order, one np.add.reduce per cascade level.
 
     Level j's accumulator holds the sum of the level's terms after its last full group of
-    ``step`` (the kernel empties it into level j + 1 at each full group); the top level keeps all."""
-    rows, size, lanes = x.shape
+    ``step`` (the kernel empties it into level j + 1 at each full group); the top level keeps all.
+    x is (R, S, L) or (R, S, K, L) (K * L lanes, a view that needs no copy)."""
+    rows, size = x.shape[:2]
+    lanes = x.shape[2:]
     if not size:
-        return np.zeros((rows, lanes), dtype=x.dtype)
+        return np.zeros((rows,) + lanes, dtype=x.dtype)
     if not _fast_ok(x):
         return _multi_row_sum(x)
     step = 1 << max(4, _ceil_log2(size) // NUM_LEVELS)
@@ -141,7 +143,7 @@ def _multi_row_sum_fast(x):
             total = acc if total is None else total + acc
         if not groups:
             break
-        level = np.add.reduce(level[:, :groups * step].reshape(rows, groups, step, lanes), axis=2)
+        level = np.add.reduce(level[:, :groups * step].reshape((rows, groups, step) + lanes), axis=2)
     return total + x.dtype.type(0.0)
 
 
@@ -149,8 +151,11 @@ def _row_sum_fast(x):
     """_row_sum with _multi_row_sum_fast; the same additions in the same order."""
     rows, size, lanes = x.shape
     size_ilp = size // ILP
-    partial = _multi_row_sum_fast(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP * lanes))
-    partial = partial.reshape(rows, ILP, lanes)
+    if lanes > 1 and x.strides[-1] == x.itemsize:  # (R, size_ilp, ILP, lanes): a view, no copy
+        partial = _multi_row_sum_fast(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP, lanes))
+    else:
+        partial = _multi_row_sum_fast(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP * lanes))
+        partial = partial.reshape(rows, ILP, lanes)
     if size == size_ilp * ILP and lanes > 1:
         return np.add.reduce(partial, axis=1)  # ((acc[0] + acc[1]) + acc[2]) + acc[3], in order
     first = partial[:, 0]
@@ -195,6 +200,8 @@ def _outer_sum(x, lanes, reference=False):
         return multi_row_sum(x)
     if not cascaded:
         return row_sum(x)
+    if not reference:
+        return np.concatenate((multi_row_sum(x[:, :, :cascaded]), row_sum(x[:, :, cascaded:])), axis=1)
     out = np.empty((outer, m), dtype=x.dtype)
     out[:, :cascaded] = multi_row_sum(x[:, :, :cascaded])
     out[:, cascaded:] = row_sum(x[:, :, cascaded:])

@@ -310,15 +310,20 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
                 return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
         return run(op, inputs, attrs, out_dtype, inplace, requires_grad)
     Tensor = _Tensor
-    if not requires_grad and inplace is None and not op.is_view:
-        # the plain path (no graph): just the NumPy forward, wrapped
+    if not requires_grad and not op.is_view:
+        # the plain path (no graph): just the NumPy forward, wrapped (or, for an in-place op such
+        # as an optimizer's update, written into the tensor)
         data = op.forward(*[t._data if not t._is_wrapped_number else t._py for t in inputs], **attrs)
         if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
             if type(data) is tuple:
-                return tuple(Tensor._make(_asarray(d)) for d in data)
+                if inplace is None:
+                    return tuple(Tensor._make(_asarray(d)) for d in data)
+                return _apply_multi(op, inputs, attrs, data, requires_grad)
             data = _asarray(data)
         if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
             data = data.astype(out_dtype.np)
+        if inplace is not None:
+            return _write_inplace(inplace, data, None)
         out = Tensor.__new__(Tensor)
         out._data = data
         out._requires_grad = False
@@ -553,24 +558,30 @@ def _finish_inplace(t, node):
 
 
 def _write_inplace(t, data, node):
-    t._array()
+    target = t._data
+    if target.__class__ is not _ndarray:
+        target = t._array()
     if t._is_inference and not _grad_state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
             "clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details.")
-    if data.shape != t._data.shape:
+    if data.shape != target.shape:
         raise RuntimeError(
-            f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(data.shape)}")
-    if not t._data.flags.writeable and 0 in t._data.strides and t._data.size > 1:  # expand()ed
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}")
+    writeable = target.flags.writeable
+    if not writeable and 0 in target.strides and target.size > 1:  # expand()ed
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single "
             "memory location. Please clone() the tensor before performing the operation.")
-    if t._data.ndim == 0 or not t._data.flags.writeable:
-        t._data[...] = data
+    if not writeable or target.ndim == 0:
+        target[...] = data
     else:
-        np.copyto(t._data, data, casting="unsafe")
-    t._version_counter[0] += 1
+        np.copyto(target, data, casting="unsafe")
+    counter = t._vc  # (t._version_counter, spelled out)
+    if counter is None:
+        counter = t._vc = _new_version_counter()
+    counter[0] += 1
     if node is not None:
         from ..autograd import views
 

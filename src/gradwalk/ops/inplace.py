@@ -16,7 +16,10 @@ def _inplace(op, self, others=(), attrs=None):
 
 @export(function=False)
 def add_(self, other, *, alpha=1):
-    return _inplace(P.Add, self, (other,), {"alpha": alpha})
+    # _inplace(P.Add, self, (other,), {"alpha": alpha}), spelled out: an optimizer's update runs it
+    if other.__class__ is not _tensor.Tensor:
+        other = as_tensor_arg(other)
+    return apply_op(P.Add, (self, other), {"alpha": alpha}, out_dtype=self.dtype, inplace=self)
 
 
 @export(function=False)

@@ -215,10 +215,13 @@ def _shape_err(a, b):
 
 @export()
 def mm(input, mat2):
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
-    if input.shape[1] != mat2.shape[0]:
+    a, b = input._data, mat2._data
+    if a.ndim != 2 or b.ndim != 2:
+        raise RuntimeError(f"{'self' if a.ndim != 2 else 'mat2'} must be a matrix")
+    if a.shape[1] != b.shape[0]:
         _shape_err(input, mat2)
+    if a.dtype is b.dtype:  # mm never promotes: NumPy's product of two arrays of one dtype has it
+        return apply_op(Mm, (input, mat2))
     _check_same_dtype("mm", input, mat2)
     return apply_op(Mm, (input, mat2), out_dtype=result_dtype(input, mat2))
 
@@ -278,9 +281,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 @export()
 def matmul(input, other):
     """``input @ other`` with PyTorch's dispatch (and its node names)."""
+    da, db = input.ndim, other.ndim
+    if da == 2 and db == 2:  # the common case first
+        return mm(input, other)
     from .shape import SqueezeMatmul, UnsafeView
 
-    da, db = input.ndim, other.ndim
     if da == 0 or db == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D")
