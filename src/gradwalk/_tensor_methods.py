@@ -31,8 +31,8 @@ def _install():
     Tensor.__neg__ = lambda self: P.neg(self)
     Tensor.__pos__ = lambda self: self
     Tensor.__abs__ = lambda self: P.abs(self)
-    Tensor.__eq__ = lambda self, other: P.eq(self, other)
-    Tensor.__ne__ = lambda self, other: P.ne(self, other)
+    Tensor.__eq__ = lambda self, other: False if other is None else P.eq(self, other)  # as PyTorch:
+    Tensor.__ne__ = lambda self, other: True if other is None else P.ne(self, other)  # t != None is True
     Tensor.__lt__ = lambda self, other: P.lt(self, other)
     Tensor.__le__ = lambda self, other: P.le(self, other)
     Tensor.__gt__ = lambda self, other: P.gt(self, other)
@@ -41,8 +41,10 @@ def _install():
                                           else _bitwise(self, other, "and"))
     Tensor.__or__ = lambda self, other: (P.logical_or(self, other) if self.dtype.name == "bool"
                                          else _bitwise(self, other, "or"))
-    Tensor.__xor__ = lambda self, other: P.logical_xor(self, other)
-    Tensor.__invert__ = lambda self: P.logical_not(self)
+    Tensor.__xor__ = lambda self, other: (P.logical_xor(self, other) if self.dtype.name == "bool"
+                                          else _misc().bitwise_xor(self, other))
+    Tensor.__invert__ = lambda self: (P.logical_not(self) if self.dtype.name == "bool"
+                                      else _misc().bitwise_not(self))
     Tensor.__iadd__ = lambda self, other: add_(self, other)
     Tensor.__isub__ = lambda self, other: sub_(self, other)
     Tensor.__imul__ = lambda self, other: mul_(self, other)
@@ -55,6 +57,12 @@ def _install():
     Tensor.where = P._where_method
     Tensor.dim = lambda self: self._data.ndim
     tensor_api.install(Tensor)
+
+
+def _misc():
+    from .ops import misc  # integer ^ and ~ are bitwise in PyTorch (logical only for bool)
+
+    return misc
 
 
 def _bitwise(a, b, kind):

@@ -1,9 +1,13 @@
 """``gradwalk.save`` / ``gradwalk.load``: state dicts in a file that cannot run code when loaded.
 
 The file is a zip archive holding ``gradwalk.json`` (the structure: dicts, lists, tuples, numbers,
-strings, None and references to tensors) and one ``.npy`` array per tensor. Nothing is pickled:
-``np.load`` reads the arrays with ``allow_pickle=False`` and the rest is JSON, so loading a file
-from someone else can at worst fail, never execute anything.
+strings, None and references to tensors) and one ``.npy`` array per tensor. ``np.load`` reads the
+arrays with ``allow_pickle=False`` and the rest is JSON, so loading a file from someone else can at
+worst fail, never execute anything.
+
+Any other object (``torch.save(model, PATH)``, a whole module) is pickled, its tensors still stored
+as arrays, as PyTorch pickles it; and as in PyTorch 2.6+, ``load`` refuses to unpickle it unless the
+caller says ``weights_only=False`` (trusting the file), with PyTorch's ``UnpicklingError``.
 
     >>> gradwalk.save({"model": model.state_dict(), "epoch": 3}, "checkpoint.gw")
     >>> model.load_state_dict(gradwalk.load("checkpoint.gw")["model"])
@@ -11,12 +15,13 @@ from someone else can at worst fail, never execute anything.
 import io
 import json
 import os
+import pickle
 import zipfile
 from collections import OrderedDict
 
 import numpy as np
 
-from ._dtype import from_numpy_dtype
+from ._dtype import Size, from_numpy_dtype
 from .tensor import Tensor
 
 FORMAT = "gradwalk-save"
@@ -29,15 +34,21 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
     a path or a binary file object."""
     arrays = []
     ids = {}
+    pickles = []
+
+    def tensor_entry(value):
+        key = id(value)
+        if key not in ids:  # a tensor stored twice is one array, loaded back as one tensor
+            ids[key] = len(arrays)
+            arrays.append(np.asarray(value._data, order="C"))  # (ascontiguousarray makes 0-dim 1-dim)
+        return {"tensor": ids[key], "requires_grad": bool(value.requires_grad),
+                "parameter": bool(value._is_param)}
 
     def encode(value):
         if isinstance(value, Tensor):
-            key = id(value)
-            if key not in ids:  # a tensor stored twice is one array, loaded back as one tensor
-                ids[key] = len(arrays)
-                arrays.append(np.asarray(value._data, order="C"))  # (ascontiguousarray makes 0-dim 1-dim)
-            return {"tensor": ids[key], "requires_grad": bool(value.requires_grad),
-                    "parameter": bool(value._is_param)}
+            return tensor_entry(value)
+        if isinstance(value, Size):
+            return {"size": list(value)}
         if value is None or isinstance(value, (bool, str)):
             return {"value": value}
         if isinstance(value, (int, float, np.integer, np.floating)):
@@ -45,10 +56,21 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         if isinstance(value, dict):
             return {"dict": [[encode(k), encode(v)] for k, v in value.items()],
                     "ordered": isinstance(value, OrderedDict)}
-        if isinstance(value, (list, tuple)):
+        if type(value) in (list, tuple):
             return {"tuple" if isinstance(value, tuple) else "list": [encode(v) for v in value]}
-        raise TypeError(f"gradwalk.save can store tensors, numbers, strings, None and dicts, lists and tuples of "
-                        f"them, not {type(value).__module__}.{type(value).__qualname__}")
+        return pickled(value)
+
+    def pickled(value):
+        """Anything else (a whole nn.Module, say) is pickled as torch.save pickles it; its tensors
+        still go to .npy arrays (the pickle holds references to them)."""
+        class Pickler(pickle.Pickler):
+            def persistent_id(self, obj):
+                return ("tensor", tensor_entry(obj)) if isinstance(obj, Tensor) else None
+
+        buffer = io.BytesIO()
+        Pickler(buffer, protocol=pickle_protocol or 2).dump(value)  # a lambda: pickle's PicklingError, as PyTorch
+        pickles.append(buffer.getvalue())
+        return {"pickled": len(pickles) - 1, "global": f"{type(value).__module__}.{type(value).__qualname__}"}
 
     manifest = {"format": FORMAT, "version": VERSION, "object": encode(obj)}
     with _open(f, "w") as stream, zipfile.ZipFile(stream, "w", zipfile.ZIP_STORED) as archive:
@@ -57,11 +79,14 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
             buffer = io.BytesIO()
             np.lib.format.write_array(buffer, array, allow_pickle=False)
             archive.writestr(f"tensors/{i}.npy", buffer.getvalue())
+        for i, data in enumerate(pickles):
+            archive.writestr(f"pickles/{i}.pkl", data)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **kwargs):
     """Read what ``save`` wrote. Anything else (a PyTorch checkpoint, a damaged file) raises a
-    ``RuntimeError`` saying so; nothing in the file is ever executed."""
+    ``RuntimeError`` saying so. Nothing in the file is ever executed unless ``weights_only=False``
+    is given for a file holding pickled objects (as PyTorch, which then unpickles it)."""
     name = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file object>")
     with _open(f, "r") as stream:
         try:
@@ -84,10 +109,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             if manifest.get("version") != VERSION:
                 raise RuntimeError(f"gradwalk.load: {name!s} has format version {manifest.get('version')}; "
                                    f"this gradwalk reads version {VERSION}")
-            return _decode_all(archive, manifest["object"], name)
+            return _decode_all(archive, manifest["object"], name, weights_only)
 
 
-def _decode_all(archive, tree, name):
+def _decode_all(archive, tree, name, weights_only=True):
     from .nn.parameter import Parameter
 
     tensors = {}
@@ -123,9 +148,39 @@ def _decode_all(archive, tree, name):
             return [decode(v) for v in entry["list"]]
         if "tuple" in entry:
             return tuple(decode(v) for v in entry["tuple"])
+        if "size" in entry:
+            return Size(entry["size"])
+        if "pickled" in entry:
+            return unpickle(entry)
         raise RuntimeError(f"gradwalk.load: {name!s} is corrupt (unexpected entry {entry!r:.60})")
 
+    def unpickle(entry):
+        if weights_only in (None, True):
+            raise pickle.UnpicklingError(_weights_only_message(str(entry.get("global"))))
+
+        class Unpickler(pickle.Unpickler):
+            def persistent_load(self, pid):
+                return tensor(pid[1])
+
+        with archive.open(f"pickles/{int(entry['pickled'])}.pkl") as member:
+            return Unpickler(io.BytesIO(member.read())).load()
+
     return decode(tree)
+
+
+def _weights_only_message(qualname):
+    """PyTorch 2.13's message (torch/serialization.py) when weights_only=True meets a class."""
+    return ("Weights only load failed. This file can still be loaded, to do so you have two options, "
+            "\x1b[1mdo those steps only if you trust the source of the checkpoint\x1b[0m. \n\t(1) In PyTorch 2.6, "
+            "we changed the default value of the `weights_only` argument in `torch.load` from `False` to `True`. "
+            "Re-running `torch.load` with `weights_only` set to `False` will likely succeed, but it can result in "
+            "arbitrary code execution. Do it only if you got the file from a trusted source.\n\t(2) Alternatively, "
+            "to load with `weights_only=True` please check the recommended steps in the following error message."
+            f"\n\tWeightsUnpickler error: Unsupported global: GLOBAL {qualname} was not an allowed global by "
+            f"default. Please use `torch.serialization.add_safe_globals([{qualname}])` or the "
+            f"`torch.serialization.safe_globals([{qualname}])` context manager to allowlist this global if you "
+            "trust this class/function.\n\nCheck the documentation of torch.load to learn more about types "
+            "accepted by default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
 
 
 class _open:

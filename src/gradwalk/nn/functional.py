@@ -158,6 +158,7 @@ def pad(input, pad, mode="constant", value=None):
 # ---------------------------------------------------------------- average pooling, transposed conv
 
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, conv_transpose2d  # noqa: E402,F401
+from ..ops.misc import huber_loss, scaled_dot_product_attention, smooth_l1_loss  # noqa: E402,F401
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):

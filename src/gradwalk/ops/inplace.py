@@ -47,7 +47,7 @@ def _unary_inplace(name, op):
         return _inplace(op, self)
 
     fn.__name__ = name
-    return export(name, function=False)(fn)
+    return export(name)(fn)  # torch.sin_(x) as well as x.sin_()
 
 
 for _name, _op in (("exp_", P.Exp), ("log_", P.Log), ("sin_", P.Sin), ("cos_", P.Cos),

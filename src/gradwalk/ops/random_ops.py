@@ -7,6 +7,7 @@ generator (``gradwalk.random``): ``rand`` is ``empty(...).uniform_()``, ``randn`
 values in the output's memory order (TensorIterator's), so a transposed tensor is filled along
 its storage, as in PyTorch.
 """
+import functools
 import math
 
 import numpy as np
@@ -18,7 +19,28 @@ from .._device import on_cpu
 from .._dtype import as_dtype, get_default_dtype, int64
 from ..grad_mode import _state as _grad_state
 from ._util import export
+from .core import observers as _observers
 from .factories import _make, _size
+
+
+def _vmap_random(kind):
+    """Under ``vmap`` a random op follows vmap's ``randomness`` flag (``func/_batching.py``,
+    ``random_op``: "error" raises, "same" and "different" as PyTorch's); outside a vmap the
+    function runs after one check."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if _observers.vmap is not None:
+                from ..func import _batching
+
+                if not _batching.running.random_busy:
+                    return _batching.random_op(fn, kind, args, kwargs)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 def _memory_order(arr):
@@ -71,6 +93,7 @@ for _name in ("manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_s
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     _floating(self, "check_uniform_bounds")
     if a > b:
@@ -82,6 +105,7 @@ def uniform_(self, a=0.0, b=1.0, *, generator=None):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _floating(self, "normal_kernel_cpu")
     if std < 0:
@@ -93,6 +117,7 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def random_(self, from_=None, to=None, *, generator=None, **kwargs):
     """``random_()``, ``random_(to)``, ``random_(from, to)`` (``from`` is a keyword too)."""
     if "from" in kwargs:
@@ -111,6 +136,7 @@ def random_(self, from_=None, to=None, *, generator=None, **kwargs):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def exponential_(self, lambd=1.0, *, generator=None):
     _floating(self, "exponential_cpu")
     if not (lambd > 0 and math.isfinite(lambd)):
@@ -120,6 +146,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def geometric_(self, p, *, generator=None):
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
@@ -128,6 +155,7 @@ def geometric_(self, p, *, generator=None):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _floating(self, "log_normal_cpu")
     if not std > 0:
@@ -137,6 +165,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     _floating(self, "cauchy_cpu")
     gen = _random._resolve(generator)
@@ -144,6 +173,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 
 
 @export(function=False)
+@_vmap_random("inplace")
 def bernoulli_(self, p=0.5, *, generator=None):
     """``bernoulli_(0.3)`` (one double uniform per element below p) or ``bernoulli_(p_tensor)``
     (a uniform of p's type per element)."""
@@ -179,6 +209,16 @@ def _empty(size, d):
     return _make(np.empty(size, dtype=d.np))
 
 
+def _out_or_empty(out, size, d):
+    """``torch.rand(2, 2, out=c)`` draws into ``c`` (resized to the size if need be, as PyTorch's
+    out= variants); without ``out`` a new tensor."""
+    if out is None:
+        return _empty(size, d)
+    if tuple(out.shape) != tuple(size):
+        out._data = np.empty(size, dtype=out._data.dtype)
+    return out
+
+
 def _finish(t, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
@@ -186,22 +226,25 @@ def _finish(t, requires_grad):
 
 
 @export(method=False)
+@_vmap_random("factory")
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    """``empty(size).uniform_(0, 1)``."""
+    """``empty(size).uniform_(0, 1)``; with ``out=``, drawn into ``out``."""
     on_cpu(device)
-    t = _empty(_size(size), _float_dtype(dtype, "check_uniform_bounds"))
+    t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "check_uniform_bounds"))
     return _finish(uniform_(t, generator=generator), requires_grad)
 
 
 @export(method=False)
+@_vmap_random("factory")
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """``empty(size).normal_(0, 1)``: 16 at a time for 16 or more values, one at a time below."""
     on_cpu(device)
-    t = _empty(_size(size), _float_dtype(dtype, "normal_kernel_cpu"))
+    t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "normal_kernel_cpu"))
     return _finish(normal_(t, generator=generator), requires_grad)
 
 
 @export(method=False)
+@_vmap_random("factory")
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """``randint(high, size)`` or ``randint(low, high, size)``: ``empty(size).random_(low, high)``."""
     on_cpu(device)
@@ -215,6 +258,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 
 @export(method=False)
+@_vmap_random("factory")
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     on_cpu(device)
     n = int(n)
@@ -230,6 +274,7 @@ def _like(input, dtype):
 
 
 @export(method=False)
+@_vmap_random("factory")
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     t = _like(input, dtype)
     _floating(t, "check_uniform_bounds")
@@ -237,6 +282,7 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 
 @export(method=False)
+@_vmap_random("factory")
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     t = _like(input, dtype)
     _floating(t, "normal_kernel_cpu")
@@ -244,6 +290,7 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 
 @export(method=False)
+@_vmap_random("factory")
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
                  memory_format=None):
     if high is None:
@@ -252,6 +299,7 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 
 @export(method=False)
+@_vmap_random("tensor")
 def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, requires_grad=False):
     """``normal(mean, std)`` with numbers or tensors: draws standard normals into the output
     (the broadcast shape), then ``mul_(std).add_(mean)`` for tensor arguments, or
@@ -288,6 +336,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, re
 
 
 @export()
+@_vmap_random("tensor")
 def bernoulli(input, p=None, *, generator=None, out=None):
     """``bernoulli(probs)``: one uniform of probs' type per element below it;
     ``bernoulli(input, 0.3)``: ``empty_like(input).bernoulli_(0.3)``."""
@@ -296,6 +345,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 @export()
+@_vmap_random("tensor")
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """Without replacement (or one sample): ``argmax``/``topk`` of ``p / q`` with
     ``q = empty_like(p).exponential_()`` (the Gumbel trick); with replacement: the cumulative
