@@ -317,7 +317,9 @@ def normal_one_at_a_time(gen, n, mean, std):
         out[start:] = values[:n - start]
         if (n - start) % 2:
             gen._next_double_normal = float(values[-1])
-    if not (mean == 0 and std == 1):
+    if mean == 0 and std == 1:
+        out += 0.0  # fma(val, 1, 0) is val + 0: a -0 becomes +0
+    else:
         out = fma(out, F64(std), F64(mean))  # transformation::normal: val * std + mean, fused
     return out
 
@@ -412,9 +414,7 @@ def normal_fill_float(gen, n, mean, std, out=None):
     mean, std = F32(mean), F32(std)
     fast = _fast_kernels(n, "normal_float")
     if fast is not None:
-        plain = bool(mean == 0 and std == 1)
-        return _normal_fill_compiled(gen, n, mean, std, out,
-                                     lambda w, o, m, s: fast.normal_rows_float(w, o, m, s, plain), 1)
+        return _normal_fill_compiled(gen, n, mean, std, out, fast.normal_rows_float, 1)
     rows = n // 16
     lanes = _Lanes(min(rows * 8, _FAST_LANES) if rows else 8)
     step = _FAST_LANES // 8
@@ -466,6 +466,7 @@ def _normal_rows_fast(words, rows, lanes, mean, std):
         target = rows[:, half, :]
         if mean == 0 and std == 1:
             np.multiply(radius.reshape(-1, 8), trig.reshape(-1, 8), out=target)
+            np.add(target, F32(0), out=target)  # fmadd(n, 1, 0) is n + 0: a -0 (radius 0) becomes +0
         else:
             np.multiply(radius, trig, out=u1)
             target[...] = _fma32(u1, std, mean).reshape(-1, 8)
@@ -551,8 +552,8 @@ def _normal_16_avx2(block, mean, std):
     mean, std = F32(mean), F32(std)
     rows = first.shape[0]
     if mean == 0 and std == 1:
-        out[:, 0, :] = (radius * cos).reshape(rows, 8)
-        out[:, 1, :] = (radius * sin).reshape(rows, 8)
+        out[:, 0, :] = (radius * cos + F32(0)).reshape(rows, 8)  # fmadd(n, 1, 0): -0 becomes +0
+        out[:, 1, :] = (radius * sin + F32(0)).reshape(rows, 8)
     else:
         out[:, 0, :] = _fma32(radius * cos, std, mean).reshape(rows, 8)
         out[:, 1, :] = _fma32(radius * sin, std, mean).reshape(rows, 8)
