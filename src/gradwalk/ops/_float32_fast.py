@@ -157,3 +157,24 @@ def softmax_backward(g, y):
     out = np.empty(g.shape, _F)
     _softmax_backward(np.ascontiguousarray(g), np.ascontiguousarray(y), out)
     return out
+
+
+@njit(cache=True)
+def _matmul_chain(a, b, out):
+    m, k = a.shape
+    n = b.shape[1]
+    for i in range(m):
+        acc = out[i]
+        for j in range(n):
+            acc[j] = _F(0.0)
+        for p in range(k):
+            av = a[i, p]
+            brow = b[p]
+            for j in range(n):  # independent over j: LLVM vectorises the fma
+                acc[j] = fma(av, brow[j], acc[j])
+
+
+def matmul_chain(a, b):
+    out = np.empty((a.shape[0], b.shape[1]), _F)
+    _matmul_chain(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+    return out

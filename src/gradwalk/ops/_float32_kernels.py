@@ -296,3 +296,81 @@ def log_softmax_backward_lastdim(g, y):
         return fast.log_softmax_backward(g, y)
     with np.errstate(all="ignore"):
         return fma32(-sleef_expf(y), vec_sum_lastdim(g)[:, None], g)
+
+
+# ------------------------------------------------------------------------------------------------
+# nll_loss's sum (aten/src/ATen/native/LossNLL.cpp, nll_loss_out_frame)
+
+def nll_cascade_sum(values):
+    """The sum ``nll_loss_out_frame`` forms of one value per row (any float dtype): 8 partial
+    sums. Row b is added to level 0; then, while ``b`` is a multiple of ``step**(j+1)`` (step =
+    ``2**max(4, ceil(log2(n)) // 8)``), level j is added to level j + 1 and zeroed. So row 0
+    goes straight to the top, rows 1..16 are added one at a time and passed up at row 16, and so
+    on; level 7 keeps everything it gets. The result: ``0 + level 0 + level 1 + ... + level 7``.
+    (Rows it skips, ``ignore_index``, still count for the passing-up: callers use this only
+    without them.)"""
+    n = values.shape[0]
+    step = 1 << max(4, (int(n - 1).bit_length() if n > 1 else 0) // 8)
+    zero = values.dtype.type(0)
+    levels = []
+    stream = values  # what one level receives, in order
+    for level in range(8):
+        if level == 7 or stream.shape[0] <= 1:
+            rest = stream if level == 7 else stream[1:]
+            passed = stream[:1] if level < 7 else stream[:0]
+        else:
+            groups = (stream.shape[0] - 1) // step  # full groups after the first value
+            body = stream[1:1 + groups * step].reshape(groups, step)
+            sums = body[:, 0].copy()  # each group added one value at a time, from 0
+            for j in range(1, step):
+                sums += body[:, j]
+            passed = np.concatenate([stream[:1], sums])
+            rest = stream[1 + groups * step:]
+        total = zero
+        for v in rest:  # what stays at this level (fewer than step values, but at level 7)
+            total = total + v
+        levels.append(total)
+        if level < 7 and passed.shape[0] == 0:
+            break
+        stream = passed
+    out = zero
+    for v in levels:
+        out = out + v
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# matrix products (MKL's sgemm, as measured)
+
+# Measured on PyTorch 2.13's MKL sgemm (AVX-512), one thread: each element of ``a @ b`` is one
+# chain of fused multiply-adds over k in order, ``acc = fma(a[i, p], b[p, j], acc)`` from 0, for
+# k up to 384 (at 512 MKL splits k); a tiny product with a transposed ``b`` takes another
+# kernel. There the chain is PyTorch's bits; elsewhere NumPy's BLAS is used as it is.
+CHAIN_MAX_K = 384
+CHAIN_MIN_WORK = 1 << 12      # m * k * n below this: NumPy's BLAS (no compiled call for tiny work)
+CHAIN_MAX_WORK = 1 << 27      # above: NumPy's BLAS (the compiled chain would be slower)
+CHAIN_MAX_WORK_NUMPY = 1 << 18  # without numba, the NumPy chain (k passes) only up to this
+
+
+def matmul_chain(a, b):
+    """The reference: ``a @ b`` (2-D float32) as one FMA chain over k per element."""
+    acc = np.zeros((a.shape[0], b.shape[1]), F32)
+    for p in range(a.shape[1]):
+        acc = fma32(a[:, p:p + 1], b[p:p + 1, :], acc)
+    return acc
+
+
+def matmul(a, b):
+    """``a @ b`` for 2-D float32 arrays with PyTorch's bits where its kernel is known (see above)."""
+    m, k = a.shape
+    n = b.shape[1]
+    work = m * k * n
+    if (k <= CHAIN_MAX_K and CHAIN_MIN_WORK <= work <= CHAIN_MAX_WORK
+            and (b.flags.c_contiguous or min(m, n) >= 8)):
+        if _fast.numba_njit() is not None:
+            from . import _float32_fast
+
+            return _float32_fast.matmul_chain(a, b)
+        if work <= CHAIN_MAX_WORK_NUMPY:
+            return matmul_chain(a, b)
+    return a @ b

@@ -155,7 +155,7 @@ class NllLoss(Op):
             picked = x2[_rows(n), t]  # the common case: just pick
             if reduction == 0:
                 return np.negative(picked, out=picked).reshape(target.shape)
-            total = -picked.sum()  # (negating the sum or each term: the same bits)
+            total = -_k32.nll_cascade_sum(picked)  # ATen's order; negating each term or the sum: same bits
             return np.asarray(total if reduction == 2 else total / x.dtype.type(n), dtype=x.dtype)
         w = np.ones(x2.shape[1], dtype=x.dtype) if weight is None else weight
         valid = t != ignore_index

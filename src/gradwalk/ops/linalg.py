@@ -4,8 +4,11 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
+from . import _float32_kernels as _k32
 from ._util import export, formulas_on_arrays
 from .core import Op, apply_op, result_dtype
+
+_F32 = np.dtype(np.float32)
 
 
 def _check_same_dtype(kind, *tensors):
@@ -44,6 +47,13 @@ def _strides(t):
     return tuple([st // size for st in strides])
 
 
+def _mm(a, b):
+    """``a @ b`` of two matrices; float32 through ``_float32_kernels.matmul`` (MKL's bits)."""
+    if a.dtype is _F32 and b.dtype is _F32:
+        return _k32.matmul(a, b)
+    return a @ b
+
+
 def _column_major(sizes, strides):
     return strides[0] == 1 and strides[1] == sizes[0]
 
@@ -53,7 +63,7 @@ def _mm_mat1_backward(g, mat2, sizes, strides, alpha):
     was column-major, so the gradient comes out in mat1's layout."""
     if formulas_on_arrays() and g._data.dtype is mat2._data.dtype:
         gd, m = g._data, mat2._data
-        r = (m @ gd.T).T if _column_major(sizes, strides) else gd @ m.T
+        r = _mm(m, gd.T).T if _column_major(sizes, strides) else _mm(gd, m.T)
         return _tensor.Tensor._make(r if alpha == 1 else r * alpha)
     r = mat2.mm(g.t()).t() if _column_major(sizes, strides) else g.mm(mat2.t())
     return r if alpha == 1 else r * alpha
@@ -65,7 +75,7 @@ def _mm_mat2_backward(g, mat1, sizes, strides, alpha):
     ``TBackward0`` hands the weight a contiguous gradient that needs no copy."""
     if formulas_on_arrays() and g._data.dtype is mat1._data.dtype:
         gd, m = g._data, mat1._data
-        r = (gd.T @ m).T if _column_major(sizes, strides) else m.T @ gd
+        r = _mm(gd.T, m).T if _column_major(sizes, strides) else _mm(m.T, gd)
         return _tensor.Tensor._make(r if alpha == 1 else r * alpha)
     r = g.t().mm(mat1).t() if _column_major(sizes, strides) else mat1.t().mm(g)
     return r if alpha == 1 else r * alpha
@@ -82,7 +92,7 @@ class Mm(Op):
     name = "MmBackward0"
 
     def forward(a, b):
-        return a @ b
+        return _mm(a, b)
 
     def save(ctx, a, b, out):
         need = ctx.needs_input_grad
@@ -172,7 +182,7 @@ class Addmm(Op):
     name = "AddmmBackward0"  # (save() puts alpha and beta on the node, with the layouts)
 
     def forward(bias, a, b, alpha=1, beta=1):
-        out = a @ b  # a fresh array: scale it and add the bias in place (one allocation, not two)
+        out = _mm(a, b)  # a fresh array: scale it and add the bias in place (one allocation, not two)
         if alpha != 1:
             out *= alpha
         if beta == 0:  # PyTorch ignores the bias then (even nan or inf in it)
