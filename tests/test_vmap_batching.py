@@ -98,6 +98,82 @@ def test_errors_as_pytorch():
         gw.func.vmap(lambda x: gw.zeros(2).add_(x))(xs)
 
 
+# ---------------------------------------------------------------- randomness="error" / "different" / "same"
+
+RANDOM_CASES = {
+    "rand": lambda lib, x: lib.rand(3),
+    "randn of 20 (16 at a time)": lambda lib, x: lib.randn(20),
+    "rand_like": lambda lib, x: lib.rand_like(x),
+    "randn_like": lambda lib, x: lib.randn_like(x),
+    "x + rand": lambda lib, x: x + lib.rand(3, dtype=lib.float64),
+    "randint": lambda lib, x: lib.randint(0, 10, (3,)),
+    "randperm": lambda lib, x: lib.randperm(5),
+    "normal of numbers": lambda lib, x: lib.normal(0.0, 1.0, (3,)),
+    "normal_ of a batched tensor": lambda lib, x: x.clone().normal_(),
+    "uniform_ of a batched tensor": lambda lib, x: x.clone().uniform_(-1, 1),
+    "bernoulli_ of a batched tensor": lambda lib, x: x.clone().bernoulli_(0.3),
+    "normal_ of an unbatched tensor": lambda lib, x: lib.zeros(3, dtype=lib.float64).normal_() + x,
+    "bernoulli_ with batched p": lambda lib, x: lib.zeros(3, dtype=lib.float64).bernoulli_(x * 0.5),
+    "dropout": lambda lib, x: lib.nn.functional.dropout(x + 1, 0.5),
+    "dropout in place": lambda lib, x: lib.nn.functional.dropout(x.clone(), 0.5, inplace=True),
+    "dropout, p=0 (nothing drawn)": lambda lib, x: lib.nn.functional.dropout(x, 0.0),
+    "dropout, eval (nothing drawn)": lambda lib, x: lib.nn.functional.dropout(x, 0.5, training=False),
+    "bernoulli": lambda lib, x: lib.bernoulli(x * 0.5),
+    "multinomial": lambda lib, x: lib.multinomial(x, 2),
+    "multinomial with replacement": lambda lib, x: lib.multinomial(x, 5, replacement=True),
+    "normal(mean)": lambda lib, x: lib.normal(x, 2.0),
+    "normal(mean, std)": lambda lib, x: lib.normal(x, x),
+    "normal(unbatched mean)": lambda lib, x: lib.normal(lib.ones(3, dtype=lib.float64), 2.0) + x,
+}
+
+
+def run_random(lib, f, randomness, data):
+    lib.manual_seed(0)
+    try:
+        return lib.func.vmap(lambda x: f(lib, x), randomness=randomness)(lib.tensor(data))
+    except RuntimeError as e:
+        return e
+
+
+@pytest.mark.parametrize("randomness", ["error", "different", "same"])
+@pytest.mark.parametrize("case", list(RANDOM_CASES))
+def test_random_ops_under_vmap_follow_randomness_as_pytorch(case, randomness):
+    # "error" raises PyTorch's error; "different" draws the whole batch at once (rand(3) under
+    # a vmap of 4 is rand(4, 3)'s values), "same" one sample's draw for all: PyTorch's values
+    data = np.random.default_rng(0).random((4, 3)) + 0.1
+    ours = run_random(gw, RANDOM_CASES[case], randomness, data)
+    theirs = run_random(torch, RANDOM_CASES[case], randomness, data)
+    if isinstance(theirs, Exception):
+        assert isinstance(ours, RuntimeError), ours
+        assert str(ours) == str(theirs).split("\n")[0]
+    else:
+        assert not isinstance(ours, Exception), ours
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        assert np.array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_nested_randomness_and_jacfwd_randomness_as_pytorch():
+    data = np.random.default_rng(1).random((4, 2, 3)) + 0.1
+
+    def nested(lib, outer, inner):
+        lib.manual_seed(0)
+        f = lib.func.vmap(lib.func.vmap(lambda y: lib.rand(3, dtype=lib.float64) * y, randomness=inner),
+                          randomness=outer)
+        return f(lib.tensor(data))
+
+    for outer, inner in (("different", "different"), ("same", "different"), ("different", "same")):
+        assert np.array_equal(nested(gw, outer, inner).numpy(), nested(torch, outer, inner).numpy())
+    for mode in ("same", "different"):
+        jac = []
+        for lib in (gw, torch):
+            lib.manual_seed(0)
+            jac.append(lib.func.jacfwd(lambda x: x * lib.rand(3, dtype=lib.float64), randomness=mode)(
+                lib.tensor(np.ones(3))).numpy())
+        assert np.array_equal(*jac)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        gw.func.jacfwd(lambda x: x * gw.rand(3, dtype=gw.float64))(gw.ones(3, dtype=gw.float64))
+
+
 def test_an_op_without_a_rule_loops_and_warns_once_naming_it():
     xs, xt = both(rng.standard_normal((3, 4)))
     _batching._warned.discard("CumsumBackward0")

@@ -500,7 +500,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 res = _jvp(f_of_diff, tuple(in_leaves), tuple(tangents), has_aux)
                 return res[1], (res[0], res[2]) if has_aux else res[0]
 
-            tangent_out, value = vmap(push)(*basis)
+            tangent_out, value = vmap(push, randomness=randomness)(*basis)
             value = _map(lambda v: v[0] if _is_tensor(v) else v, value)  # the same for every column
             output, aux = value if has_aux else (value, None)
             out_leaves, out_spec = _flatten(output)

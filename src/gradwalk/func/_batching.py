@@ -34,6 +34,7 @@ class _Running(threading.local):
     def __init__(self):
         self.stack = []  # (level, batch size, randomness) of each running vmap, outermost first
         self.counter = 0  # levels only grow, so an inner vmap's level is above its outer one's
+        self.random_busy = False  # a random op is running under random_op (its inner calls are plain)
 
 
 running = _Running()
@@ -806,3 +807,166 @@ RULES.update({
     nn_ops.Convolution: _conv_rule,
     nn_ops.MaxPool2DWithIndices: _pool_rule,
 })
+
+
+# ---------------------------------------------------------------- random ops: vmap's randomness flag
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' "
+                 "or 'different' randomness flags on vmap or perform the randomness operation out of vmap")
+_SAME_WITH_BATCHED = ("Vmap does not currently support same randomness with a batched tensor input. Please file "
+                      "an issue with functorch")
+_DIFFERENT_INPLACE_UNBATCHED = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear like same "
+    "randomness. If this is necessary for your usage, please file an issue with functorch.")
+
+
+def random_op(fn, kind, args, kwargs):
+    """A random op called under vmap (the ops in ``ops/random_ops.py`` and ``dropout`` hand
+    themselves here), by PyTorch's rules for ``vmap(..., randomness=)``:
+
+    - ``"error"`` (the default): any random op raises;
+    - ``"same"``: one draw of the sample's shape, shared by every sample (an in-place sampler
+      writes it into each sample); a batched tensor argument (``bernoulli(p)``) is refused;
+    - ``"different"``: one draw of the whole batch's shape (batch dims first), so the values
+      are PyTorch's: ``rand(3)`` under a vmap of 4 gives ``rand(4, 3)``'s values.
+
+    ``kind`` says how the call is batched: "factory" (a size, or a tensor only for its shape:
+    ``rand_like``), "inplace" (``x.normal_()``), "tensor" (drawn from a tensor's values:
+    ``bernoulli(p)``, ``normal(mean)``, ``multinomial``), "dropout"."""
+    import inspect
+
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    arguments = bound.arguments
+    if kind == "dropout":
+        input, p = arguments["input"], arguments.get("p", 0.5)
+        if p == 0 or p == 1 or not arguments.get("training", True) or input.numel() == 0:
+            return _plain_random(fn, args, kwargs)  # nothing is drawn
+    if any(mode == "error" for _, _, mode in running.stack):
+        raise RuntimeError(_RANDOM_ERROR)
+    different = tuple(level for level, _, mode in running.stack if mode == "different")
+    handler = {"factory": _random_factory, "inplace": _random_inplace, "tensor": _random_from_tensors,
+               "dropout": _random_dropout}[kind]
+    return handler(fn, bound, different)
+
+
+def _plain_random(fn, args, kwargs):
+    running.random_busy = True
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        running.random_busy = False
+
+
+def _batch_shape(levels):
+    sizes = level_sizes()
+    return tuple(sizes[level] for level in levels)
+
+
+def _random_factory(fn, bound, different):
+    from ..ops.factories import _size
+
+    if not different:
+        return _plain_random(fn, bound.args, bound.kwargs)
+    batch = _batch_shape(different)
+    arguments = bound.arguments
+    name = fn.__name__
+    if name == "randperm":  # one permutation per sample, in turn (PyTorch's loop)
+        count = int(np.prod(batch))
+        perms = [_plain_random(fn, bound.args, bound.kwargs) for _ in range(count)]
+        return wrap(shape.stack(perms).reshape(batch + tuple(perms[0].shape)), different)
+    if "input" in arguments:  # rand_like(x): only x's shape and dtype count, the batch's here
+        x = arguments["input"]
+        arguments["input"] = Tensor._make(np.empty(batch + tuple(x.shape), dtype=x._data.dtype))
+    elif name == "randint":
+        low, high, size = arguments.get("low"), arguments.get("high"), arguments.get("size")
+        if size is None:  # randint(high, size)
+            low, high, size = 0, low, high
+        arguments["low"], arguments["high"], arguments["size"] = low, high, batch + _size((size,))
+    else:  # rand(*size), randn(*size), normal(mean, std, size)
+        arguments["size"] = batch + _size(arguments["size"] if name in ("rand", "randn")
+                                          else (arguments["size"],))
+    return wrap(_plain_random(fn, bound.args, bound.kwargs), different)
+
+
+def _random_inplace(fn, bound, different):
+    arguments = bound.arguments
+    names = list(arguments)
+    target = arguments[names[0]]
+    own = levels_of(target)
+    tensors = [v for k, v in arguments.items() if k != names[0] and isinstance(v, Tensor)]
+    if not different:
+        if any(levels_of(t) for t in tensors):
+            raise RuntimeError(_SAME_WITH_BATCHED)
+        if not own:
+            return _plain_random(fn, bound.args, bound.kwargs)
+        # one draw of the sample's shape, written into every sample
+        sample = Tensor._make(np.empty(tuple(target.shape), dtype=target._data.dtype))
+        arguments[names[0]] = sample
+        _plain_random(fn, bound.args, bound.kwargs)
+        phys = physical(target)
+        phys._data[...] = sample._data
+        phys._version_counter[0] += 1
+        return target
+    for t in tensors:
+        if not set(levels_of(t)) <= set(own):
+            raise RuntimeError(
+                f"vmap: inplace {fn.__name__.rstrip('_')}(self, *extra_args) is not possible because there "
+                "exists a Tensor `other` in extra_args that has more elements than `self`. This happened due "
+                "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please try to use "
+                f"out-of-place operators instead of inplace {fn.__name__.rstrip('_')}. If said operator is being "
+                "called inside the PyTorch framework, please file a bug report instead.")
+    if not set(different) <= set(own):
+        raise RuntimeError(_DIFFERENT_INPLACE_UNBATCHED)
+    for k, v in list(arguments.items())[1:]:
+        if isinstance(v, Tensor) and levels_of(v):
+            arguments[k] = _padded(v, own, target.dim())
+    arguments[names[0]] = physical(target)
+    _plain_random(fn, bound.args, bound.kwargs)  # fills the whole batch, in its memory order
+    return target
+
+
+def _random_from_tensors(fn, bound, different):
+    arguments = bound.arguments
+    tensors = {k: v for k, v in arguments.items() if isinstance(v, Tensor)}
+    if not tensors:  # normal(0.0, 1.0, size): a factory
+        return _random_factory(fn, bound, different)
+    if not different:
+        if any(levels_of(t) for t in tensors.values()):
+            raise RuntimeError(_SAME_WITH_BATCHED)
+        return _plain_random(fn, bound.args, bound.kwargs)
+    levels = tuple(sorted(set(different).union(*[levels_of(t) for t in tensors.values()])))
+    batch = _batch_shape(levels)
+    rank = max(t.dim() for t in tensors.values())
+    for k, t in tensors.items():  # each with the whole batch in front, its logical dims padded to rank
+        phys = _padded(t, levels, rank) if levels_of(t) else t.reshape((1,) * (len(levels) + rank - t.dim())
+                                                                        + tuple(t.shape))
+        arguments[k] = phys.expand(*(batch + tuple(phys.shape[len(levels):])))
+    if fn.__name__ == "multinomial":  # a 1-D or 2-D distribution per sample: rows of one 2-D one
+        probs = arguments["input"]
+        arguments["input"] = probs.reshape(-1, probs.shape[-1])
+        out = _plain_random(fn, bound.args, bound.kwargs)
+        return wrap(out.reshape(tuple(probs.shape[:-1]) + (out.shape[-1],)), levels)
+    return wrap(_plain_random(fn, bound.args, bound.kwargs), levels)
+
+
+def _random_dropout(fn, bound, different):
+    arguments = bound.arguments
+    input = arguments["input"]
+    inplace = arguments.get("inplace", False)
+    if not different:
+        # one mask of the sample's shape for every sample: the mask is dropout of ones
+        ones = Tensor._make(np.ones(tuple(input.shape), dtype=input._data.dtype))
+        arguments["input"], arguments["inplace"] = ones, False
+        mask = _plain_random(fn, bound.args, bound.kwargs)
+        return input.mul_(mask) if inplace else input * mask
+    levels = tuple(sorted(set(different) | set(levels_of(input))))
+    if inplace and set(levels) - set(levels_of(input)):
+        raise RuntimeError(_DIFFERENT_INPLACE_UNBATCHED)
+    phys = expanded(input, levels)
+    arguments["input"] = phys
+    out = _plain_random(fn, bound.args, bound.kwargs)
+    if inplace:
+        input.grad_fn = phys.grad_fn
+        input._requires_grad = phys._requires_grad
+        return input
+    return wrap(out, levels)

@@ -11,6 +11,7 @@ from ..ops.activation import (binary_cross_entropy, binary_cross_entropy_with_lo
                               cross_entropy, l1_loss, linear, log_softmax, mse_loss, nll_loss, softmax)
 from ..ops.core import apply_op
 from ..ops.pointwise import relu, sigmoid, tanh  # noqa: F401
+from ..ops.random_ops import _vmap_random
 
 
 def relu_(input):
@@ -55,6 +56,7 @@ log_sigmoid = logsigmoid
 erf = nn_ops.erf
 
 
+@_vmap_random("dropout")  # under vmap: its randomness flag (func/_batching.py)
 def dropout(input, p=0.5, training=True, inplace=False):
     """``input * mask / (1 - p)`` (MulBackward0, as PyTorch on CPU); the input itself when
     there is nothing to drop (``p=0`` or not training). The mask is PyTorch's:
