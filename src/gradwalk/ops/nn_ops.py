@@ -301,12 +301,15 @@ def _fast_conv(entries):
     return _conv_fast
 
 
-def _padded(x, padding):
+def _padded(fast, x, padding):
     """``x`` zero-padded on both sides of H and W, as one C-contiguous array (the fast kernels
     index it flat)."""
     (ph, pw) = padding
     if ph or pw:
-        return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        n, c, h, w = x.shape
+        out = np.empty((n, c, h + 2 * ph, w + 2 * pw), dtype=x.dtype)
+        fast.pad(x, out, ph, pw)
+        return out
     return np.ascontiguousarray(x)
 
 
@@ -338,7 +341,7 @@ def _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow):
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     og = o // groups
-    xp = _padded(x, padding)
+    xp = _padded(fast, x, padding)
     out = np.empty((n, o, oh * ow), dtype=np.result_type(x, w))
     step = max(1, _CONV_CHUNK // (cg * kh * kw * oh * ow))
     buf = np.empty((min(step, n), cg, kh, kw, oh, ow), dtype=x.dtype)
@@ -393,7 +396,7 @@ def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     n = x.shape[0]
     oh, ow = g.shape[2], g.shape[3]
     fast = _fast_conv(n * cg * kh * kw * oh * ow)
-    xp = _padded(x, padding) if fast else None
+    xp = _padded(fast, x, padding) if fast else None
     parts = []
     for gi in range(groups):
         if fast:
