@@ -248,3 +248,152 @@ def test_grad_dtype_keeps_a_leafs_gradient_in_another_dtype():
 def test_grad_dtype_refuses_what_pytorch_refuses(snippet):
     ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
     assert type(ours) is type(theirs) and message(ours) == message(theirs)
+
+
+# ---------------------------------------------------------------- found by PyTorch's autograd test bodies
+
+def test_var_mean_saves_only_its_input_so_its_outputs_may_change_in_place():
+    gw, pt = run_both("""
+        b = torch.arange(9.).reshape(3, 3).sin().requires_grad_()
+        var, mean = torch.var_mean(b, dim=0)
+        var.retain_grad()
+        var.mul_(2)
+        (var + mean).sum().backward()
+        saved = sorted(a for a in dir(torch.var_mean(b, dim=0)[0].grad_fn) if a.startswith("_saved"))
+        std_saved = sorted(a for a in dir(torch.std_mean(b, dim=0)[0].grad_fn) if a.startswith("_saved"))
+    """)
+    assert_same(gw["b"].grad, pt["b"].grad)
+    assert_same(gw["var"].grad, pt["var"].grad)
+    assert gw["saved"] == pt["saved"] and gw["std_saved"] == pt["std_saved"]
+
+
+def test_delayed_error_and_undefined_grad_nodes():
+    gw, pt = run_both("""
+        y = torch.tensor([1., 2.], requires_grad=True)
+        y_safe = torch._C._functions.DelayedError("Boom!", 1)(y)
+        node = (type(y_safe.grad_fn).__name__, y_safe.grad_fn.name(), y_safe._version)
+        out = y_safe * 2
+        try:
+            out.sum().backward()
+        except RuntimeError as e:
+            raised = str(e)
+        g = torch.autograd.grad((y_safe * 3).sum(), y_safe)[0]
+        u = torch._C._functions.UndefinedGrad()(y * 1)
+        u_name = u.grad_fn.name()
+        (u * 2).sum().backward()
+        grad_after = y.grad
+    """)
+    assert gw["node"] == pt["node"] and gw["raised"] == pt["raised"] == "Boom!"
+    assert_same(gw["g"], pt["g"])
+    assert gw["u_name"] == pt["u_name"] and gw["grad_after"] is None and pt["grad_after"] is None
+
+
+def test_small_apis_pytorchs_tests_reach_for():
+    gw, pt = run_both("""
+        import pickle, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+
+            @torch.no_grad()
+            class Foo:
+                def __init__(self):
+                    self.grad_inside = torch.is_grad_enabled()
+
+            inside = Foo().grad_inside
+            volatile = torch.randn(2).volatile
+        messages = [(w.category.__name__, str(w.message)[:40]) for w in caught]
+        a = torch.rand(5, requires_grad=True)
+        v = a._version
+        torch.autograd.graph.increment_version(a)
+        bumped = a._version - v
+        same_module = torch.autograd.torch is torch
+        x = torch.ones(2, 2, requires_grad=True)
+        with torch.no_grad():
+            arr = x.numpy().tolist()
+        back = pickle.loads(pickle.dumps([x, x * 2, torch.zeros(3)]))
+        restored = [(t.tolist(), t.requires_grad, t.grad_fn is None) for t in back]
+        n = torch.nextafter(torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([2.0, 0.0]))
+        n_name = type(n.grad_fn).__name__
+        n_value = n.tolist()
+        vmap_default = torch.autograd.Function.generate_vmap_rule
+        try:
+            torch.autograd.Function.vmap(None, None)
+        except NotImplementedError as e:
+            vmap_error = str(e)
+    """)
+    for key in ("inside", "volatile", "messages", "bumped", "same_module", "arr", "restored",
+                "n_name", "n_value", "vmap_default", "vmap_error"):
+        assert gw[key] == pt[key], key
+
+
+def test_saved_variables_warns_as_deprecated():
+    gw, pt = run_both("""
+        import warnings
+
+        class MyFunction(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                ctx.save_for_backward(a)
+                return a * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    (a,) = ctx.saved_variables
+                found.extend((w.category.__name__, str(w.message)) for w in caught)
+                return g * 2
+
+        found = []
+        MyFunction.apply(torch.ones(2, requires_grad=True)).sum().backward()
+    """)
+    assert gw["found"] == pt["found"]
+
+
+def test_saved_tensor_hooks_entered_during_backward_do_not_outlive_it():
+    gw, pt = run_both("""
+        def unpack(t):
+            late.__enter__()  # pushed while the engine runs: dropped when backward ends
+            return t
+
+        late = torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            x = torch.arange(3.).requires_grad_()
+            y = x.sin().sum()
+        y.backward()
+        z = torch.tensor(1.0, requires_grad=True).exp()
+        z.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)  # no default hooks left
+    """)
+    assert_same(gw["x"].grad, pt["x"].grad)
+
+
+def test_a_saved_tensor_takes_one_pair_of_hooks():
+    snippet = """
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            z = torch.tensor(1.0, requires_grad=True).exp()
+        z.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+    """
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)
+    snippet = """
+        z = torch.tensor(1.0, requires_grad=True).exp()
+        z.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+        z.grad_fn._raw_saved_result.register_hooks(lambda t: t, lambda t: t)
+    """
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)
+
+
+def test_deepcopy_of_a_tensor_keeps_its_grad_and_refuses_non_leaves():
+    gw, pt = run_both("""
+        import copy
+        x = torch.tensor([1., 2.], requires_grad=True)
+        (x * 2).sum().backward()
+        y = copy.deepcopy(x)
+        facts = (y.tolist(), y.requires_grad, y.grad.tolist(), y.is_leaf, y.grad is not x.grad,
+                 copy.copy(x).grad, type(copy.deepcopy(torch.nn.Linear(2, 2)).weight).__name__)
+    """)
+    assert gw["facts"] == pt["facts"]
+    snippet = "import copy\ncopy.deepcopy(torch.ones(2, requires_grad=True) * 2)"
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)

@@ -36,6 +36,7 @@ from . import _tensor_methods  # noqa: F401  (installs methods and operators on 
 from .ops._util import FUNCTIONS as _FUNCTIONS
 from .ops.factories import Generator, default_generator  # noqa: F401
 from . import autograd  # noqa: F401
+autograd.torch = __import__("sys").modules[__name__]  # torch.autograd imports torch: its attribute
 from . import _C  # noqa: F401  (torch._C._functions.AccumulateGrad)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 
@@ -102,7 +103,7 @@ def _lazy(name):
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "func", "utils", "profiler", "viz", "lab", "testing", "linalg",
-                     "cuda", "backends", "return_types", "accelerator")
+                     "cuda", "backends", "return_types", "accelerator", "amp", "functional")
 
 
 def __getattr__(name):
@@ -118,4 +119,6 @@ def __getattr__(name):
         return module
     if name in ("save", "load"):  # gradwalk.save / gradwalk.load: serialization.py
         return getattr(_lazy("serialization"), name)
+    if name == "autocast":  # torch.autocast is torch.amp.autocast
+        return _lazy("amp").autocast
     raise AttributeError(f"module 'gradwalk' has no attribute '{name}'")

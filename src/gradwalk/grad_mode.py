@@ -4,6 +4,7 @@ Like PyTorch, each thread starts with grad mode on; ``no_grad`` and friends work
 managers and as decorators.
 """
 import functools
+import warnings
 import inspect
 import sys
 import threading
@@ -30,6 +31,14 @@ class _DecoratorContextManager:
     """Base for context managers that also decorate functions (as torch's do)."""
 
     def __call__(self, func):
+        if inspect.isclass(func):
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You should "
+                "only decorate functions or methods. To preserve the current behavior of class "
+                "decoration, you can directly decorate the `__init__` method and nothing else.",
+                FutureWarning, stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731 (PyTorch's own shape)
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 

@@ -180,7 +180,7 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and _grad_state.grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._array()
@@ -334,6 +334,37 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._grad = None
+
+    def __reduce_ex__(self, protocol):
+        """Pickled as its values and ``requires_grad`` (a non-leaf loses its history, as in PyTorch)."""
+        return (_rebuild_tensor, (np.array(self._data), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        """A new leaf with a copy of the values, ``requires_grad`` and ``.grad`` (PyTorch's rule:
+        only leaves can be deep-copied)."""
+        import copy
+
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol "
+                "at the moment.  If you were attempting to deepcopy a module, this may be because of a "
+                "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        if type(self).__reduce_ex__ is not Tensor.__reduce_ex__:  # a subclass that says how (Parameter)
+            make, args = self.__reduce_ex__(4)
+            new = make(*copy.deepcopy(args, memo))
+        else:
+            new = Tensor._make(np.array(self._data), requires_grad=self._requires_grad)
+            if self._grad is not None:
+                new._grad = copy.deepcopy(self._grad, memo)
+        memo[id(self)] = new
+        return new
+
+    @property
+    def volatile(self):
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
 
     @property
     def grad_dtype(self):
@@ -513,6 +544,10 @@ def _legacy_tensor_types():
 def _options(d):
     return (f"TensorOptions(dtype={_c_type_name(d)}, device=cpu, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _rebuild_tensor(data, requires_grad):
+    return Tensor._make(data, requires_grad=requires_grad)
 
 
 def _c_type_name(d):

@@ -15,7 +15,7 @@ from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa
                            is_anomaly_enabled, set_detect_anomaly)
 from .._dtype import Size
 from .engine import GraphTask
-from .node import Node  # noqa: F401
+from .node import Node, saved_tensors_hooks_state  # noqa: F401
 
 _CREATE_GRAPH_WARNING = (
     "Using backward() with create_graph=True will create a reference cycle between the parameter "
@@ -159,7 +159,12 @@ def run_backward(outputs, grads, keep_graph, create_graph, inputs=None, accumula
     input_edges = _input_edges(inputs) if inputs is not None else None
     task = GraphTask(roots, list(grads), keep_graph=keep_graph, create_graph=create_graph,
                      accumulate_grad=accumulate_grad, inputs=input_edges, observer=observer)
-    captured = task.run()
+    hooks_before = saved_tensors_hooks_state.stack
+    try:
+        captured = task.run()
+    finally:  # as PyTorch's GraphTask restores the thread-local state it ran nodes under: saved-
+        # tensor hooks entered (or left) by a backward formula do not outlive the backward pass
+        saved_tensors_hooks_state.stack = hooks_before
     if accumulate_grad and inputs is not None:
         _accumulate_into_inputs(inputs, captured)
     return captured

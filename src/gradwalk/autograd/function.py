@@ -70,7 +70,10 @@ class BackwardCFunction(FunctionCtx, Node):
             return self.to_save
         return tuple(None if s is None else s.unpack(self) for s in self._saved)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self):
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def apply(self, grads):
         cls = self._forward_cls
@@ -133,6 +136,14 @@ class FunctionMeta(type):
 
 class Function(metaclass=FunctionMeta):
     """Subclass with static ``forward`` and ``backward``; call ``YourFunction.apply(*args)``."""
+
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod or "
+            "set generate_vmap_rule=True.")
 
     def __init__(self, *args, **kwargs):
         warnings.warn(
@@ -437,6 +448,9 @@ class _DelayedError(Error):
     def __init__(self, msg, next_functions):
         Node.__init__(self, next_functions)
         self.msg = msg
+
+
+_DelayedError.__name__ = _DelayedError.__qualname__ = "Error"  # type(node).__name__, as PyTorch's
 
 
 class InplaceFunction(Function):

@@ -51,3 +51,12 @@ class disable_saved_tensors_hooks:
 
     def __exit__(self, *exc):
         saved_tensors_hooks_state.stack = self.prev
+
+
+def increment_version(tensor):
+    """Bump ``tensor``'s version counter (or each of several), as an in-place write would: the
+    way to tell autograd that a tensor was changed behind its back."""
+    tensors = tensor if isinstance(tensor, (tuple, list)) else (tensor,)
+    for t in tensors:
+        if not t._is_inference:
+            t._version_counter[0] += 1

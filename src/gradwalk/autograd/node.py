@@ -126,6 +126,9 @@ class SavedTensor:
             self._tensor = tensor
 
     def register_hooks(self, pack_hook, unpack_hook):
+        if self._unpack_hook is not None:  # (default hooks packed it, or a pair was registered)
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been "
+                               "set. Hint: only one pair of hooks is allowed at a time.")
         tensor = self.unpack()
         self._packed = pack_hook(tensor)
         self._unpack_hook = unpack_hook

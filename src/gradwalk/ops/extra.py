@@ -490,6 +490,24 @@ class Logaddexp(Op):
         return dx / ((y - x).exp() + 1) + dy / ((x - y).exp() + 1)
 
 
+class Nextafter(Op):
+    """The next float after ``x`` towards ``y``: a step function, so both gradients are zero
+    (PyTorch's NextafterBackward0 sends zeros, it does not refuse)."""
+
+    name = "NextafterBackward0"
+
+    def forward(x, y):
+        return np.nextafter(x, y)
+
+    def backward(ctx, g):
+        zeros = g * 0
+        need = ctx.needs_input_grad
+        return (zeros if need[0] else None), (zeros if need[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        return (dx if dx is not None else dy) * 0
+
+
 class _ModScalar(Op):
     """``fmod``/``remainder`` by a number: the gradient passes straight through."""
 
@@ -675,6 +693,11 @@ def atan2(input, other):
     if not (input.dtype.is_floating_point or as_tensor_arg(other).dtype.is_floating_point):
         return apply_op(Atan2, (input, as_tensor_arg(other)), out_dtype=float32)
     return _binary(Atan2, input, other)
+
+
+@export()
+def nextafter(input, other):
+    return _binary(Nextafter, input, other)
 
 
 @export()
@@ -1210,19 +1233,20 @@ class _MomentsMean(Op):
 
     def save(ctx, x, out, dim, correction, keepdim):
         ctx.save(self=x)
-        ctx.save_result("result0", out[0])
+        if ctx.op.is_std:  # std's derivative divides by it; var_mean's saves only self (PyTorch's too)
+            ctx.save_result("result0", out[0])
 
     def backward(ctx, g_spread, g_mean=None):
         a = ctx._attrs
         x = ctx.self
         dims = a["dim"] if a["dim"] is not None else tuple(range(x.ndim))
         n = int(np.prod([x.shape[d] for d in dims]))
-        spread = ctx.result0
+        spread = ctx.result0 if ctx.op.is_std else None
         if not a["keepdim"]:
             for d in sorted(dims):
                 g_spread = g_spread.unsqueeze(d) if g_spread is not None else None
                 g_mean = g_mean.unsqueeze(d) if g_mean is not None else None
-                spread = spread.unsqueeze(d)
+                spread = spread.unsqueeze(d) if spread is not None else None
         centered = x - x.mean(dims, keepdim=True)
         grad = None
         if g_spread is not None:
