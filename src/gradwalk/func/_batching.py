@@ -621,6 +621,8 @@ def _matmul(a, b, levels):
     # batch (a weight copied per sample), so no real copy is needed here
     a2 = aligned(a, levels) if la else a
     b2 = aligned(b, levels) if lb else b
+    if a2.dim() == b2.dim() == 3 and a2.shape[0] == b2.shape[0]:
+        return wrap(linalg.bmm(a2, b2), levels)  # matrices per sample, one batch dim: bmm itself
     return wrap(linalg.matmul(a2, b2), levels)
 
 
