@@ -120,12 +120,13 @@ def _fast_ok(x):
     return x.shape[-1] > 1 and x.strides[-1] == x.itemsize
 
 
-def _multi_row_sum_fast(x):
+def _multi_row_sum_fast(x, zero_sign=True):
     """_multi_row_sum's additions in its order, one np.add.reduce per cascade level.
 
     Level j's accumulator holds the sum of the level's terms after its last full group of
     ``step`` (the kernel empties it into level j + 1 at each full group); the top level keeps all.
-    x is (R, S, L) or (R, S, K, L) (K * L lanes, a view that needs no copy)."""
+    x is (R, S, L) or (R, S, K, L) (K * L lanes, a view that needs no copy). zero_sign=False
+    leaves the sign of an all-zero sum to the caller (one + 0.0 at the end of the whole sum)."""
     rows, size = x.shape[:2]
     lanes = x.shape[2:]
     if not size:
@@ -139,31 +140,34 @@ def _multi_row_sum_fast(x):
         n = level.shape[1]
         groups = n // step if j < NUM_LEVELS - 1 else 0
         if groups * step < n:
-            acc = _sequential_fast(level[:, groups * step:], 1)
+            acc = _sequential_fast(level[:, groups * step:] if groups else level, 1)
             total = acc if total is None else total + acc
         if not groups:
             break
         level = np.add.reduce(level[:, :groups * step].reshape((rows, groups, step) + lanes), axis=2)
-    return total + x.dtype.type(0.0)
+    return total + x.dtype.type(0.0) if zero_sign else total
 
 
-def _row_sum_fast(x):
-    """_row_sum with _multi_row_sum_fast; the same additions in the same order."""
+def _row_sum_fast(x, zero_sign=True):
+    """_row_sum with _multi_row_sum_fast; the same additions in the same order (zero_sign as
+    there: the kernel's result is never -0.0, so one + 0.0 at the end gives every sign)."""
     rows, size, lanes = x.shape
     size_ilp = size // ILP
+    body = x if size == size_ilp * ILP else x[:, :size_ilp * ILP]
     if lanes > 1 and x.strides[-1] == x.itemsize:  # (R, size_ilp, ILP, lanes): a view, no copy
-        partial = _multi_row_sum_fast(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP, lanes))
+        partial = _multi_row_sum_fast(body.reshape(rows, size_ilp, ILP, lanes), False)
     else:
-        partial = _multi_row_sum_fast(x[:, :size_ilp * ILP].reshape(rows, size_ilp, ILP * lanes))
+        partial = _multi_row_sum_fast(body.reshape(rows, size_ilp, ILP * lanes), False)
         partial = partial.reshape(rows, ILP, lanes)
     if size == size_ilp * ILP and lanes > 1:
-        return np.add.reduce(partial, axis=1)  # ((acc[0] + acc[1]) + acc[2]) + acc[3], in order
-    first = partial[:, 0]
-    for i in range(size_ilp * ILP, size):
-        first = first + x[:, i]
-    for k in range(1, ILP):
-        first = first + partial[:, k]
-    return first
+        first = np.add.reduce(partial, axis=1)  # ((acc[0] + acc[1]) + acc[2]) + acc[3], in order
+    else:
+        first = partial[:, 0]
+        for i in range(size_ilp * ILP, size):
+            first = first + x[:, i]
+        for k in range(1, ILP):
+            first = first + partial[:, k]
+    return first + x.dtype.type(0.0) if zero_sign else first
 
 
 _KERNELS = {False: (_multi_row_sum_fast, _row_sum_fast), True: (_multi_row_sum, _row_sum)}
@@ -176,12 +180,13 @@ def _inner_sum(x, lanes, reference=False):
     if n < lanes:
         return row_sum(x.reshape(rows, n, 1))[:, 0]
     vectors = n // lanes
-    vector_acc = row_sum(x[:, :vectors * lanes].reshape(rows, vectors, lanes))
     if not reference:
+        vector_acc = _row_sum_fast(x[:, :vectors * lanes].reshape(rows, vectors, lanes), False)
         # final_acc = 0, then the leftover elements, then the lanes, one at a time: a running sum
         # (np.add.accumulate adds strictly in order) of those terms, and + 0.0 for the first 0
         terms = np.concatenate((x[:, vectors * lanes:], vector_acc), axis=1)
         return np.add.accumulate(terms, axis=1)[:, -1] + x.dtype.type(0.0)
+    vector_acc = row_sum(x[:, :vectors * lanes].reshape(rows, vectors, lanes))
     total = np.zeros(rows, dtype=x.dtype)
     for k in range(vectors * lanes, n):
         total += x[:, k]
@@ -200,8 +205,9 @@ def _outer_sum(x, lanes, reference=False):
         return multi_row_sum(x)
     if not cascaded:
         return row_sum(x)
-    if not reference:
-        return np.concatenate((multi_row_sum(x[:, :, :cascaded]), row_sum(x[:, :, cascaded:])), axis=1)
+    if not reference:  # the two blocks joined, one + 0.0 for both (see _multi_row_sum_fast)
+        return np.concatenate((_multi_row_sum_fast(x[:, :, :cascaded], False),
+                               _row_sum_fast(x[:, :, cascaded:], False)), axis=1) + x.dtype.type(0.0)
     out = np.empty((outer, m), dtype=x.dtype)
     out[:, :cascaded] = multi_row_sum(x[:, :, :cascaded])
     out[:, cascaded:] = row_sum(x[:, :, cascaded:])
