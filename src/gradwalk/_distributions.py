@@ -42,7 +42,8 @@ _TWO_PI = 2.0 * math.pi
 # is where the reference path takes about 2 ms). Tests lower these to run both paths on small
 # and odd sizes.
 FAST_MIN = {"normal_float": 1 << 17, "normal_double": 1 << 13, "exponential": 1 << 13,
-            "bernoulli": 1 << 17, "randperm": 1 << 15, "randint": 1 << 17}
+            "bernoulli": 1 << 17, "randperm": 1 << 15, "randint": 1 << 17, "uniform": 1 << 17,
+            "transcendental": 1 << 13}
 _FAST_CHUNK = 1 << 16  # values per call of a kernel: the chunk's words stay in cache
 
 
@@ -53,6 +54,14 @@ def _fast_kernels(n, kind):
     from . import _random_fast
 
     return _random_fast
+
+
+def _chunked(gen, n, kernel, out, words_per_value, *args):
+    """``kernel(words, out[lo:hi], *args)`` over chunks of ``n`` values, their words drawn in order."""
+    for lo in range(0, n, _FAST_CHUNK):
+        hi = min(n, lo + _FAST_CHUNK)
+        kernel(gen._random(words_per_value * (hi - lo)), out[lo:hi], *args)
+    return out
 
 # ------------------------------------------------------------------------------------------------
 # uniform reals (transformation::uniform_real)
@@ -77,6 +86,13 @@ def uniform(gen, n, np_dtype, low=0.0, high=1.0, out=None):
     for float32 and half, float64 for float64), ``from`` and ``to`` first cast to the dtype. GCC
     fuses the multiply-add (the kernel is built with FMA). ``rand`` (0 and 1) writes float32
     straight into ``out``."""
+    fast = _fast_kernels(n, "uniform") if np_dtype in (F32, F64) else None
+    if fast is not None:
+        if np_dtype == F64:
+            a, b = F64(low), F64(high)
+            return _chunked(gen, n, fast.uniform_double, np.empty(n, dtype=F64), 2, a, b - a)
+        a, b = F32(low), F32(high)
+        return _chunked(gen, n, fast.uniform_float, np.empty(n, dtype=F32) if out is None else out, 1, a, b - a)
     if np_dtype == F64:
         x = _unit_double(gen._random64(n))
         a, b = F64(low), F64(high)
@@ -306,6 +322,15 @@ def normal_one_at_a_time(gen, n, mean, std):
         gen._next_double_normal = None
         start = 1
     pairs = (n - start + 1) // 2
+    fast = _fast_kernels(n, "transcendental")
+    if pairs and fast is not None:
+        values = np.empty(2 * pairs, dtype=F64)
+        fast.normal_pairs_double(gen._random(4 * pairs), values)
+        out[start:] = values[:n - start]
+        if (n - start) % 2:
+            gen._next_double_normal = float(values[-1])
+        fast.fma_double(out, F64(std), F64(mean))  # fma(val, 1, 0) too: a -0 becomes +0
+        return out
     if pairs:
         u = _unit_double(gen._random64(2 * pairs))
         u1, u2 = u[0::2], u[1::2]
@@ -784,9 +809,7 @@ def random_from_to(gen, n, np_dtype, low, high):
         values = np.empty(n, dtype=np.int64)
         kernel, words_per_value, span = ((fast.random64_from_to, 2, np.uint64(span)) if wide else
                                          (fast.random_from_to, 1, np.uint32(span)))
-        for lo in range(0, n, _FAST_CHUNK):
-            hi = min(n, lo + _FAST_CHUNK)
-            kernel(gen._random(words_per_value * (hi - lo)), values[lo:hi], span, np.int64(low))
+        _chunked(gen, n, kernel, values, words_per_value, span, np.int64(low))
         return values.astype(np_dtype, copy=False)
     if wide:
         words = gen._random64(n) % np.uint64(span)
@@ -827,11 +850,7 @@ def bernoulli_scalar(gen, n, p):
     """``bernoulli_(p)``: a double uniform below ``p``."""
     fast = _fast_kernels(n, "bernoulli")
     if fast is not None:
-        out = np.empty(n, dtype=np.bool_)
-        for lo in range(0, n, _FAST_CHUNK):
-            hi = min(n, lo + _FAST_CHUNK)
-            fast.bernoulli_double(gen._random(2 * (hi - lo)), out[lo:hi], F64(p))
-        return out
+        return _chunked(gen, n, fast.bernoulli_double, np.empty(n, dtype=np.bool_), 2, F64(p))
     return _unit_double(gen._random64(n)) < F64(p)
 
 
@@ -848,17 +867,16 @@ def exponential(gen, n, lambd):
     """``exponential_(lambd)``: ``-1 / lambd * log1p(-u)``."""
     fast = _fast_kernels(n, "exponential")
     if fast is not None:
-        out = np.empty(n, dtype=F64)
-        for lo in range(0, n, _FAST_CHUNK):
-            hi = min(n, lo + _FAST_CHUNK)
-            fast.exponential_double(gen._random(2 * (hi - lo)), out[lo:hi], -1.0 / float(lambd))
-        return out
+        return _chunked(gen, n, fast.exponential_double, np.empty(n, dtype=F64), 2, -1.0 / float(lambd))
     u = _unit_double(gen._random64(n))
     return (-1.0 / float(lambd)) * log1p(-u)
 
 
 def geometric(gen, n, p):
     """``geometric_(p)``: ``ceil(log(u) / log1p(-p))``."""
+    fast = _fast_kernels(n, "transcendental")
+    if fast is not None:
+        return _chunked(gen, n, fast.geometric_double, np.empty(n, dtype=F64), 2, math.log1p(-float(p)))
     u = _unit_double(gen._random64(n))
     with np.errstate(divide="ignore"):
         return np.ceil(_log(u) / float(log1p(np.array([-float(p)]))[0]))
@@ -866,12 +884,20 @@ def geometric(gen, n, p):
 
 def cauchy(gen, n, median, sigma):
     """``cauchy_(median, sigma)``: ``median + sigma * tan(pi * (u - 0.5))``."""
+    fast = _fast_kernels(n, "transcendental")
+    if fast is not None:
+        return _chunked(gen, n, fast.cauchy_double, np.empty(n, dtype=F64), 2, float(median), float(sigma))
     u = _unit_double(gen._random64(n))
     return float(median) + float(sigma) * _tan(math.pi * (u - 0.5))
 
 
 def log_normal(gen, n, mean, std):
     """``log_normal_(mean, std)``: ``exp`` of the one-at-a-time normal (sharing its cache)."""
+    fast = _fast_kernels(n, "transcendental")
+    if fast is not None:
+        values = normal_one_at_a_time(gen, n, mean, std)
+        fast.exp_double(values)
+        return values
     return _exp(normal_one_at_a_time(gen, n, mean, std))
 
 

@@ -249,3 +249,64 @@ def random64_from_to(words, out, span, low):
     for i in range(out.size):
         w = (np.uint64(words[2 * i]) << np.uint64(32)) | np.uint64(words[2 * i + 1])
         out[i] = np.int64(w % span) + low
+
+
+# ------------------------------------------------------------------------------------------------
+# uniforms and the one-double-at-a-time transformations
+
+
+@njit(cache=True)
+def uniform_float(words, out, low, span):
+    """``uniform_(low, high)`` on float32: ``fmadd(u, high - low, low)`` per word (u: its low 24
+    bits times 2**-24; for 0 and 1 that is u itself)."""
+    for i in range(out.size):
+        out[i] = fma(F32(words[i] & 0xFFFFFF) * _TWO_M24, span, low)
+
+
+@njit(cache=True)
+def uniform_double(words, out, low, span):
+    """``uniform_(low, high)`` on float64: ``fma(u, high - low, low)`` per ``random64()``."""
+    for i in range(out.size):
+        out[i] = fma(unit_double(words[2 * i], words[2 * i + 1]), span, low)
+
+
+@njit(cache=True)
+def normal_pairs_double(words, values):
+    """``normal_distribution<double>``'s Box-Muller, two values per two ``random64()``: the
+    first uniform for the angle, the second for the radius; ``r * cos`` then ``r * sin``."""
+    two_pi = 2.0 * math.pi
+    for p in range(values.size // 2):
+        u1 = unit_double(words[4 * p], words[4 * p + 1])
+        u2 = unit_double(words[4 * p + 2], words[4 * p + 3])
+        r = math.sqrt(-2.0 * math.log1p(-u2))
+        theta = two_pi * u1
+        values[2 * p] = r * math.cos(theta)
+        values[2 * p + 1] = r * math.sin(theta)
+
+
+@njit(cache=True)
+def fma_double(x, std, mean):
+    """``x = fma(x, std, mean)`` in place (``transformation::normal``)."""
+    for i in range(x.size):
+        x[i] = fma(x[i], std, mean)
+
+
+@njit(cache=True)
+def exp_double(x):
+    """``x = exp(x)`` in place, glibc's ``exp`` (``log_normal_``)."""
+    for i in range(x.size):
+        x[i] = math.exp(x[i])
+
+
+@njit(cache=True)
+def cauchy_double(words, out, median, sigma):
+    """``cauchy_``: ``median + sigma * tan(pi * (u - 0.5))`` per ``random64()``."""
+    for i in range(out.size):
+        out[i] = median + sigma * math.tan(math.pi * (unit_double(words[2 * i], words[2 * i + 1]) - 0.5))
+
+
+@njit(cache=True)
+def geometric_double(words, out, log1p_minus_p):
+    """``geometric_``: ``ceil(log(u) / log1p(-p))`` per ``random64()``."""
+    for i in range(out.size):
+        out[i] = np.ceil(math.log(unit_double(words[2 * i], words[2 * i + 1])) / log1p_minus_p)
