@@ -34,6 +34,13 @@ CASES = [
     ("bernoulli_(0.5), 10**7", lambda lib: lib.empty(10**7).bernoulli_(0.5), None),
     ("normal_(2, 0.5), 10**7", lambda lib: lib.empty(10**7).normal_(2.0, 0.5), None),
     ("exponential_(), 10**6 float64", lambda lib: lib.empty(10**6, dtype=lib.float64).exponential_(), None),
+    ("uniform_(-1, 2), 10**7", lambda lib: lib.empty(10**7).uniform_(-1, 2), None),
+    ("rand(10**7, float64)", lambda lib: lib.rand(10**7, dtype=lib.float64), None),
+    ("normal_() non-contiguous, 10**6", lambda lib: lib.empty(1000, 1000).t().normal_(), None),
+    ("log_normal_(), 10**6 float64", lambda lib: lib.empty(10**6, dtype=lib.float64).log_normal_(), None),
+    ("cauchy_(), 10**6 float64", lambda lib: lib.empty(10**6, dtype=lib.float64).cauchy_(), None),
+    ("geometric_(0.3), 10**6 float64", lambda lib: lib.empty(10**6, dtype=lib.float64).geometric_(0.3), None),
+    ("multinomial(ones(1000), 10**6, True)", lambda lib: lib.multinomial(lib.ones(1000), 10**6, True), None),
 ]
 
 
