@@ -23,6 +23,7 @@ import numpy as np
 
 # below this many rows the reference loop is as fast as the sorting
 _FAST_MIN_ROWS = 2048
+_FLAT_AT_MAX = 1 << 16  # below the sorted path: np.add.at on flat indices up to this many elements
 # a band's columns hold between count and count / _BAND_RATIO rows: padding < 1/3 of its size
 _BAND_RATIO = 1.5
 
@@ -45,6 +46,14 @@ def index_add_rows(num_rows, flat, rows):
     """
     m = flat.shape[0]
     if m < _FAST_MIN_ROWS or rows.dtype.kind not in "fc" or num_rows > 65536:
+        d = rows.shape[1] if rows.ndim == 2 else 0
+        if 1 < d and m * d <= _FLAT_AT_MAX:
+            # np.add.at on the flattened arrays: every element in the same order (row by row),
+            # through NumPy's 1-D loop, twice as fast as its loop over rows (a minibatch's
+            # embedding gradient: 96 rows of 10, 9 -> 5 us)
+            out = np.zeros(num_rows * d, dtype=rows.dtype)
+            np.add.at(out, (flat.astype(np.int64)[:, None] * d + np.arange(d)).reshape(-1), rows.reshape(-1))
+            return out.reshape(num_rows, d)
         return index_add_rows_reference(num_rows, flat, rows)
     d = rows.shape[1]
     key = flat.astype(np.uint8 if num_rows <= 256 else np.uint16)
