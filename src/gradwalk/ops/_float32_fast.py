@@ -6,6 +6,8 @@ Imported only for arrays of ``_float32_kernels.FAST_MIN`` elements or more, and 
 ``gradwalk._fast.numba_njit()`` gives numba. The NumPy code in ``_float32_kernels`` is the
 reference: tests check both against each other and against PyTorch.
 """
+import math
+
 import numpy as np
 
 from .._fast import numba_njit
@@ -41,6 +43,59 @@ def expf(x):
     qi = _I(q)
     h = qi >> 1
     return u * bits_float(_I((h + 127) << 23)) * bits_float(_I((qi - h + 127) << 23))
+
+
+@njit(cache=True, inline="always")
+def _two_sum(x, y):
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+
+@njit(cache=True)
+def logf(d):
+    """SLEEF ``xlogf_u1`` (``Sleef_logf16_u10``), as ``_float32_kernels.sleef_logf``."""
+    if d != d or d < _F(0.0):
+        return _F(np.nan)
+    if d == _F(0.0):
+        return _F(-np.inf)
+    if d == _F(np.inf):
+        return d
+    a = d * _F(1 / 0.75)
+    if a == _F(np.inf):
+        e = 128
+    else:
+        e = math.frexp(a)[1] - 1   # vgetexp: floor(log2(a))
+    m = _F(math.ldexp(float(d), -e))  # vgetmant, in [0.75, 1.5)
+    ef = _F(e)
+    ln2_hi = _F(0.69314718246459960938)
+    ln2_lo = _F(-1.904654323148236017e-09)
+    sx = ln2_hi * ef
+    sy = fma(ln2_lo, ef, fma(ln2_hi, ef, -sx))
+    nx, ny = _two_sum(_F(-1.0), m)
+    dx, dy = _two_sum(_F(1.0), m)
+    t = _F(1.0) / dx
+    xx = nx * t
+    u = fma(t, nx, -xx)
+    v = fma(-dy, t, fma(-dx, t, _F(1.0)))
+    xy = fma(xx, v, fma(ny, t, u))
+    x2 = xx * xx
+    p = fma(_F(0.3027294874), x2, _F(0.3996108174))
+    p = fma(p, x2, _F(0.6666694880))
+    yx = xx * _F(2.0)
+    yy = xy * _F(2.0)
+    s1x = sx + yx
+    s1y = ((sx - s1x) + yx) + (sy + yy)
+    w = (x2 * xx) * p
+    s2x = s1x + w
+    s2y = ((s1x - s2x) + w) + s1y
+    return s2x + s2y
+
+
+@njit(cache=True)
+def _logf_flat(d, out):
+    for i in range(d.size):
+        out[i] = logf(d[i])
 
 
 @njit(cache=True)
@@ -138,6 +193,13 @@ def sleef_expf(d):
     return out.reshape(d.shape)
 
 
+def sleef_logf(d):
+    flat = np.ascontiguousarray(d, _F).reshape(-1)
+    out = np.empty(flat.size, _F)
+    _logf_flat(flat, out)
+    return out.reshape(np.shape(d))
+
+
 def shift_exp_sum(x):
     """(x - max, exp(x - max), sum of the exps) for a 2-D float32 array, by rows."""
     x = np.ascontiguousarray(x)
@@ -175,6 +237,14 @@ def _matmul_chain(a, b, out):
 
 
 def matmul_chain(a, b):
-    out = np.empty((a.shape[0], b.shape[1]), _F)
-    _matmul_chain(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
-    return out
+    """The loop vectorises along the output's rows; when the columns are fewer than the rows it
+    runs on the transposed problem (``b.T @ a.T``: the same products, each chain in the same
+    order), then copies back to a C-contiguous result."""
+    m, n = a.shape[0], b.shape[1]
+    if n >= m:
+        out = np.empty((m, n), _F)
+        _matmul_chain(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+        return out
+    out_t = np.empty((n, m), _F)
+    _matmul_chain(np.ascontiguousarray(b.T), np.ascontiguousarray(a.T), out_t)
+    return np.ascontiguousarray(out_t.T)

@@ -29,6 +29,8 @@ created by the first rounding.
 Large arrays run SLEEF's ``expf`` compiled (``_float32_fast``, numba) when numba is on; the
 NumPy code here is the reference and the path for small arrays.
 """
+import math
+
 import numpy as np
 
 from .. import _fast
@@ -40,13 +42,22 @@ F64 = np.float64
 # MKL's functions: float64, rounded once
 
 
+_MATH = {np.exp: math.exp, np.log: math.log, np.tanh: math.tanh, np.sin: math.sin,
+         np.cos: math.cos, np.tan: math.tan, np.log1p: math.log1p, np.expm1: math.expm1}
+
+
 def mkl_like(fn, x):
     """``fn`` (a NumPy ufunc) of a float32 array or scalar, in float64 then rounded to float32:
-    the correctly rounded value, as near to MKL's ``VML_HA`` result as a NumPy function gets."""
-    with np.errstate(all="ignore"):
-        if x.__class__ is np.ndarray:
+    the correctly rounded value, as near to MKL's ``VML_HA`` result as a NumPy function gets.
+    A scalar (or 0-d array) goes through ``math`` (no ufunc call, no errstate): the same value."""
+    if x.__class__ is np.ndarray and x.ndim:
+        with np.errstate(all="ignore"):
             return fn(x, out=np.empty(x.shape, F32), dtype=F64, casting="same_kind")
-        return F32(fn(F64(x)))
+    try:
+        return F32(_MATH[fn](x))
+    except (ValueError, OverflowError):  # inf, nan, log(0), exp(1000): IEEE values, as NumPy's
+        with np.errstate(all="ignore"):
+            return F32(fn(F64(x)))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -63,7 +74,7 @@ _L2L = F32(1.428606765330187045e-06)
 _EXP_POLY = tuple(F32(c) for c in (0.000198527617612853646278381, 0.00139304355252534151077271,
                                    0.00833336077630519866943359, 0.0416664853692054748535156,
                                    0.166666671633720397949219, 0.5))
-FAST_MIN = 1 << 14  # arrays of at least this many elements run the compiled expf (numba on)
+FAST_MIN = 256  # arrays of at least this many elements run the compiled kernels (numba on)
 
 
 def sleef_expf(d):
@@ -99,6 +110,9 @@ def sleef_logf(d):
     """``Sleef_logf16_u10``: PyTorch's ``Vectorized<float>::log()`` (SLEEF ``xlogf_u1`` with
     AVX-512's ``getexp``/``getmant``, double-float arithmetic)."""
     d = np.asarray(d, F32)
+    fast = _compiled(d)
+    if fast is not None:
+        return fast.sleef_logf(d)
     with np.errstate(all="ignore"):
         a = np.abs(d * F32(1 / 0.75))
         e = np.floor(np.log2(a, dtype=F64))           # vgetexp: floor(log2|x|), exact
@@ -183,6 +197,9 @@ def silu(x):
 
 def tanh_backward(g, y):
     """ATen's ``tanh_backward``: ``g * (1 - y * y)``, the inner multiply-add fused by GCC."""
+    if y.__class__ is not np.ndarray:  # a scalar: the same float64 arithmetic, in Python floats
+        y = float(y)
+        return g * F32(1.0 - y * y)
     return g * fma32(-y, y, F32(1))
 
 
@@ -255,18 +272,19 @@ def _compiled(x):
 
 
 def _shift_exp_sum(x):
+    """(x - max, exp(x - max), the exps' row sums) and the compiled module used (or None)."""
     fast = _compiled(x)
     if fast is not None:
-        return fast.shift_exp_sum(x)
+        return fast.shift_exp_sum(x) + (fast,)
     shifted = x - _rows_max(x)
     e = sleef_expf(shifted)
-    return shifted, e, vec_sum_lastdim(e)
+    return shifted, e, vec_sum_lastdim(e), None
 
 
 def softmax_lastdim(x):
     """``_vec_softmax_lastdim``: ``e = exp(x - max)``, then ``e * (1 / sum(e))``; x 2-D float32."""
     with np.errstate(all="ignore"):
-        _, e, sums = _shift_exp_sum(x)
+        _, e, sums, _ = _shift_exp_sum(x)
         e *= (F32(1) / sums)[:, None]
         return e
 
@@ -274,8 +292,8 @@ def softmax_lastdim(x):
 def log_softmax_lastdim(x):
     """``serial_vec_log_softmax_lastdim_range``: ``x - max - log(sum(exp(x - max)))``."""
     with np.errstate(all="ignore"):
-        shifted, _, sums = _shift_exp_sum(x)
-        shifted -= sleef_logf(sums)[:, None]
+        shifted, _, sums, fast = _shift_exp_sum(x)
+        shifted -= (sleef_logf(sums) if fast is None else fast.sleef_logf(sums))[:, None]
         return shifted
 
 
@@ -344,11 +362,12 @@ def nll_cascade_sum(values):
 
 # Measured on PyTorch 2.13's MKL sgemm (AVX-512), one thread: each element of ``a @ b`` is one
 # chain of fused multiply-adds over k in order, ``acc = fma(a[i, p], b[p, j], acc)`` from 0, for
-# k up to 384 (at 512 MKL splits k); a tiny product with a transposed ``b`` takes another
-# kernel. There the chain is PyTorch's bits; elsewhere NumPy's BLAS is used as it is.
-CHAIN_MAX_K = 384
-CHAIN_MIN_WORK = 1 << 12      # m * k * n below this: NumPy's BLAS (no compiled call for tiny work)
-CHAIN_MAX_WORK = 1 << 27      # above: NumPy's BLAS (the compiled chain would be slower)
+# k up to 256 (from 384 on, some layouts take another order), except a few products with a
+# transposed ``b`` (``_other_kernel``). There the chain is PyTorch's bits; elsewhere NumPy's BLAS
+# is used as it is (PyTorch's bits for most elements: 96.5-100% on the shapes measured).
+CHAIN_MAX_K = 256
+CHAIN_MIN_WORK = 1 << 12      # m * k * n below this: no compiled call (the NumPy chain, k <= 32)
+CHAIN_MAX_WORK = 1 << 18      # above: NumPy's BLAS (the compiled chain is slower than BLAS)
 CHAIN_MAX_WORK_NUMPY = 1 << 18  # without numba, the NumPy chain (k passes) only up to this
 
 
@@ -360,13 +379,23 @@ def matmul_chain(a, b):
     return acc
 
 
+def _other_kernel(a, b):
+    """True where MKL was measured to take another kernel than the chain: ``b`` transposed in
+    memory (``x @ W.t()``, nn.Linear) with few rows against a long k (k >= 24 * m), or tiny."""
+    if b.flags.c_contiguous or not b.flags.f_contiguous:
+        return False
+    m, k = a.shape
+    return k >= 24 * m or (k <= 8 and b.shape[1] <= 8)
+
+
 def matmul(a, b):
     """``a @ b`` for 2-D float32 arrays with PyTorch's bits where its kernel is known (see above)."""
     m, k = a.shape
     n = b.shape[1]
     work = m * k * n
-    if (k <= CHAIN_MAX_K and CHAIN_MIN_WORK <= work <= CHAIN_MAX_WORK
-            and (b.flags.c_contiguous or min(m, n) >= 8)):
+    if k <= CHAIN_MAX_K and work <= CHAIN_MAX_WORK and not _other_kernel(a, b):
+        if work < CHAIN_MIN_WORK:  # tiny: the NumPy chain (k passes) when short, else BLAS
+            return matmul_chain(a, b) if k <= 32 else a @ b
         if _fast.numba_njit() is not None:
             from . import _float32_fast
 
