@@ -46,13 +46,18 @@ _MATH = {np.exp: math.exp, np.log: math.log, np.tanh: math.tanh, np.sin: math.si
          np.cos: math.cos, np.tan: math.tan, np.log1p: math.log1p, np.expm1: math.expm1}
 
 
+_QUIET = {np.tanh, np.sin, np.cos, np.tan}  # as before: NumPy may warn for inf/nan inputs
+
+
 def mkl_like(fn, x):
     """``fn`` (a NumPy ufunc) of a float32 array or scalar, in float64 then rounded to float32:
     the correctly rounded value, as near to MKL's ``VML_HA`` result as a NumPy function gets.
     A scalar (or 0-d array) goes through ``math`` (no ufunc call, no errstate): the same value."""
     if x.__class__ is np.ndarray and x.ndim:
+        if fn in _QUIET:
+            return _in_float64(fn, x)
         with np.errstate(all="ignore"):
-            return fn(x, out=np.empty(x.shape, F32), dtype=F64, casting="same_kind")
+            return _in_float64(fn, x)
     try:
         return F32(_MATH[fn](x))
     except (ValueError, OverflowError):  # inf, nan, log(0), exp(1000): IEEE values, as NumPy's
@@ -60,12 +65,22 @@ def mkl_like(fn, x):
             return F32(fn(F64(x)))
 
 
+def _in_float64(fn, x):
+    if x.size < 4096:  # small: one float64 copy (NumPy's casting loop costs more to set up)
+        y = x.astype(F64)
+        fn(y, out=y)
+        return y.astype(F32)
+    return fn(x, out=np.empty(x.shape, F32), dtype=F64, casting="same_kind")  # buffered
+
+
 # ------------------------------------------------------------------------------------------------
 # SLEEF (sleefsimdsp.c), float32, AVX-512 build
 
 def fma32(a, b, c):
     """float32 ``a * b + c`` with one rounding (almost always: see the module's docstring)."""
-    return (np.multiply(a, b, dtype=F64) + c).astype(F32)
+    p = np.asarray(a, F64) * b
+    p += c
+    return p.astype(F32)
 
 
 _R_LN2 = F32(1.442695040888963407359924681001892137426645954152985934135449406931)
@@ -200,7 +215,10 @@ def tanh_backward(g, y):
     if y.__class__ is not np.ndarray:  # a scalar: the same float64 arithmetic, in Python floats
         y = float(y)
         return g * F32(1.0 - y * y)
-    return g * fma32(-y, y, F32(1))
+    d = y.astype(F64)
+    d *= d
+    np.subtract(1.0, d, out=d)
+    return g * d.astype(F32)
 
 
 # ------------------------------------------------------------------------------------------------
