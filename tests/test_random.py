@@ -591,3 +591,20 @@ def test_numba_stays_out_of_import_and_small_draws_and_GRADWALK_NO_NUMBA_keeps_i
     large = ("import sys, gradwalk; gradwalk.randn(1 << 18); gradwalk.randperm(1 << 16); "
              "print('numba' in sys.modules, 'gradwalk._random_fast' in sys.modules)")
     assert run_python(large, GRADWALK_NO_NUMBA="1") == "False False"
+
+
+def test_compiled_mt19937_is_numpys_on_its_own_state(monkeypatch):
+    """Words from the compiled engine and from NumPy's, interleaved in any lengths (across twists),
+    are NumPy's sequence, and leave NumPy's state where NumPy alone would."""
+    numba_or_skip()
+    rng = np.random.default_rng(5)
+    for seed in SEEDS:
+        ours, numpys = gradwalk.Generator().manual_seed(seed), np.random.MT19937(0)
+        numpys._legacy_seeding(seed & 0xFFFFFFFF)
+        plain = np.random.Generator(numpys)
+        for n in rng.integers(0, 2000, 30).tolist() + [623, 624, 625, 1248, 100_003]:
+            monkeypatch.setitem(D.FAST_MIN, "words", int(rng.integers(0, 2)) * (1 << 62))  # either engine
+            np.testing.assert_array_equal(ours._random(n), plain.integers(0, 1 << 32, size=n, dtype=np.uint32))
+            state, theirs = ours._bits.state["state"], numpys.state["state"]
+            np.testing.assert_array_equal(state["key"], theirs["key"])
+            assert state["pos"] == theirs["pos"]

@@ -43,7 +43,7 @@ _TWO_PI = 2.0 * math.pi
 # and odd sizes.
 FAST_MIN = {"normal_float": 1 << 17, "normal_double": 1 << 13, "exponential": 1 << 13,
             "bernoulli": 1 << 17, "randperm": 1 << 15, "randint": 1 << 17, "uniform": 1 << 17,
-            "transcendental": 1 << 13}
+            "transcendental": 1 << 13, "words": 1 << 14}
 _FAST_CHUNK = 1 << 16  # values per call of a kernel: the chunk's words stay in cache
 
 

@@ -18,7 +18,8 @@ tests/test_random.py checks both against each other and against PyTorch.
 * ``random_from_to``, ``random64_from_to``: ``randint`` / ``random_(low, high)``, ``word % span + low``
   in one pass (a 32-bit remainder for ``random()``'s words, as NumPy's and PyTorch's).
 
-The words themselves stay NumPy's MT19937 (``Generator._random``), drawn a chunk at a time.
+The words come a chunk at a time from ``Generator._random``: NumPy's MT19937 for a few, and for
+many ``mt19937_fill`` here, the same engine run on NumPy's own state (in place, no copy).
 """
 import math
 
@@ -310,3 +311,42 @@ def geometric_double(words, out, log1p_minus_p):
     """``geometric_``: ``ceil(log(u) / log1p(-p))`` per ``random64()``."""
     for i in range(out.size):
         out[i] = np.ceil(math.log(unit_double(words[2 * i], words[2 * i + 1])) / log1p_minus_p)
+
+
+# ------------------------------------------------------------------------------------------------
+# the words: mt19937 on NumPy's own state
+
+
+_UPPER = np.uint32(0x80000000)
+_LOWER = np.uint32(0x7FFFFFFF)
+_MATRIX_A = np.uint32(0x9908B0DF)
+
+
+@njit(cache=True, inline="always")
+def _twist_word(upper, lower, far):
+    y = (upper & _UPPER) | (lower & _LOWER)
+    return far ^ (y >> np.uint32(1)) ^ ((np.uint32(0) - (y & np.uint32(1))) & _MATRIX_A)
+
+
+@njit(cache=True)
+def mt19937_fill(state, out):
+    """``out.size`` words of mt19937 (``mt19937_next``: twist every 624, then tempering), from and
+    into ``state``: NumPy's ``mt19937_state`` struct as 625 uint32, the 624 key words and ``pos``."""
+    key = state[:624]
+    pos = state[624]
+    for k in range(out.size):
+        if pos == 624:  # mt19937_gen
+            for i in range(227):
+                key[i] = _twist_word(key[i], key[i + 1], key[i + 397])
+            for i in range(227, 623):
+                key[i] = _twist_word(key[i], key[i + 1], key[i - 227])
+            key[623] = _twist_word(key[623], key[0], key[396])
+            pos = 0
+        y = key[pos]
+        pos += 1
+        y ^= y >> np.uint32(11)
+        y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+        y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+        y ^= y >> np.uint32(18)
+        out[k] = y
+    state[624] = pos

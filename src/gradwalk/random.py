@@ -24,6 +24,8 @@ import os
 
 import numpy as np
 
+from . import _distributions
+
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "fork_rng"]
 
@@ -76,6 +78,7 @@ class Generator:
         if str(device) != "cpu":
             raise RuntimeError(f"gradwalk has only CPU generators, not {device!r}")
         self._bits = np.random.MT19937(0)
+        self._state_view = None  # _state_words: (address, array)
         self._numpy = np.random.Generator(self._bits)  # draws whole arrays of words in C
         self.manual_seed(_DEFAULT_SEED)
 
@@ -164,9 +167,27 @@ class Generator:
     # --- draws (ATen's CPUGeneratorImpl::random / random64), as arrays ------------------------
 
     def _random(self, n):
-        """``n`` draws of ``random()``: 32-bit words, in order."""
+        """``n`` draws of ``random()``: 32-bit words, in order. Many at once come from the compiled
+        mt19937 of ``gradwalk._random_fast`` (when numba is on), run on NumPy's own state."""
         self._fresh_next = None
+        fast = _distributions._fast_kernels(n, "words")
+        if fast is not None:
+            out = np.empty(n, dtype=np.uint32)
+            fast.mt19937_fill(self._state_words(), out)
+            return out
         return self._numpy.integers(0, 1 << 32, size=n, dtype=np.uint32)
+
+    def _state_words(self):
+        """NumPy's ``mt19937_state`` of this generator (``uint32 key[624]; int pos``), as a
+        625-word array over its memory: the compiled mt19937 draws from it and leaves it where
+        NumPy's next draw goes on."""
+        address = self._bits.ctypes.state_address
+        if self._state_view is None or self._state_view[0] != address:  # (a copied generator: its own)
+            import ctypes
+
+            words = np.ctypeslib.as_array((ctypes.c_uint32 * (_N + 1)).from_address(address))
+            self._state_view = (address, words)
+        return self._state_view[1]
 
     def _random64(self, n):
         """``n`` draws of ``random64()``: two words each, the first the high half."""
