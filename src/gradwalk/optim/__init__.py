@@ -4,6 +4,7 @@
     >>> opt.zero_grad(); loss.backward(); opt.step()
 """
 from . import lr_scheduler  # noqa: F401
+from .adadelta import Adadelta  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401

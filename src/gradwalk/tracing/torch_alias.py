@@ -4,7 +4,8 @@
         runpy.run_path("train.py")      # its `import torch.nn as nn` gets gradwalk.nn
 
 A finder at the front of ``sys.meta_path`` maps every ``torch`` / ``torch.X`` import to
-``gradwalk`` / ``gradwalk.X``: the very same module objects, so ``torch.nn is gradwalk.nn``.
+``gradwalk`` / ``gradwalk.X``: the very same module objects, so ``torch.nn is gradwalk.nn``
+(and ``functorch``, the package PyTorch still ships beside torch, to ``gradwalk._functorch``).
 Modules that real PyTorch had already loaded are set aside and put back afterwards, so the
 trace can run inside a process that also uses real PyTorch (the tests do).
 """
@@ -16,7 +17,14 @@ import sys
 
 
 def _is_torch_name(name):
-    return name == "torch" or name.startswith("torch.")
+    return name in ("torch", "functorch") or name.startswith(("torch.", "functorch."))
+
+
+def _target(name):
+    """``torch.X`` is ``gradwalk.X``; ``functorch`` (which PyTorch still ships) is ``gradwalk._functorch``."""
+    if name == "functorch" or name.startswith("functorch."):
+        return "gradwalk._functorch" + name[len("functorch"):]
+    return "gradwalk" + name[len("torch"):]
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -36,7 +44,7 @@ class _GradwalkForTorch(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if not _is_torch_name(fullname):
             return None
-        target_name = "gradwalk" + fullname[len("torch"):]
+        target_name = _target(fullname)
         try:
             spec = importlib.util.find_spec(target_name)
         except ModuleNotFoundError:

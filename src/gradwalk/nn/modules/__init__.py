@@ -1,7 +1,7 @@
 """The module classes of ``gradwalk.nn``, one small file per family."""
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU, SiLU,  # noqa: F401
                          Sigmoid, Softmax, Softplus, Tanh)
-from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv import Conv2d, MaxPool2d  # noqa: F401
 from .dropout import Dropout, Dropout2d  # noqa: F401
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, ConvTranspose2d, DataParallel  # noqa: F401

@@ -1,4 +1,4 @@
-"""``Sequential``, ``ModuleList`` and ``ModuleDict``."""
+"""``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList`` and ``ParameterDict``."""
 from collections import OrderedDict
 
 from .module import Module, _addindent
@@ -168,3 +168,146 @@ class ModuleDict(Module):
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
+
+
+def _parameter(value):
+    """A tensor put in a ParameterList / ParameterDict becomes a Parameter, as in PyTorch."""
+    from ..parameter import Parameter
+    from ...tensor import Tensor
+
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _parameter_line(key, p, dtype_name):
+    from ..parameter import Parameter
+    from ...tensor import Tensor
+
+    if isinstance(p, Tensor):
+        size = "x".join(str(n) for n in p.size())
+        kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+        return f"  ({key}): {kind} containing: [{dtype_name(p)} of size {size}]"
+    return f"  ({key}): Object of type: {type(p).__name__}"
+
+
+class ParameterList(Module):
+    """A list of parameters, each registered under its index (``"0"``, ``"1"``, ...)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self.__dict__["_size"] = 0
+        if values is not None:
+            self += values
+
+    def _index(self, idx):
+        return _index(idx, self._size)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, str(self._index(idx)))
+
+    def __setitem__(self, idx, param):
+        setattr(self, str(self._index(idx)), _parameter(param))
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(self._size))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def append(self, value):
+        new_idx = self._size
+        self.__dict__["_size"] += 1
+        setattr(self, str(new_idx), _parameter(value))
+        return self
+
+    def extend(self, values):
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(_parameter_line(i, p, lambda t: str(t.dtype)) for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dict of parameters, each registered under its key, in insertion order."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self.__dict__["_keys"] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        self._keys[key] = None
+        setattr(self, key, _parameter(value))
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(list(self._keys))
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for k in list(self._keys):
+            del self[k]
+
+    def copy(self):
+        return ParameterDict(dict(self.items()))
+
+    def update(self, parameters):
+        if isinstance(parameters, (dict, ParameterDict)):
+            items = parameters.items()
+        else:
+            items = []
+            for j, p in enumerate(parameters):
+                if not isinstance(p, (list, tuple)) or len(p) != 2:
+                    raise ValueError(f"ParameterDict update sequence element #{j} has length "
+                                     f"{len(p) if hasattr(p, '__len__') else '?'}; 2 is required")
+                items.append(p)
+        for key, value in items:
+            self[key] = value
+
+    def extra_repr(self):
+        return "\n".join(_parameter_line(k, p, lambda t: t.type()) for k, p in self.items())
