@@ -94,3 +94,21 @@ def test_a_minibatch_embedding_gradient_is_the_sequential_sums_bit_for_bit():
     ours[gw.tensor(X)].backward(gw.tensor(g))
     theirs[torch.tensor(X)].backward(torch.tensor(g))
     assert ours.grad.numpy().tobytes() == theirs.grad.numpy().tobytes()
+
+
+def test_a_float_tensor_and_a_python_number_without_a_graph_as_pytorch():
+    rng = np.random.default_rng(4)
+    for dtype in ("float16", "float32", "float64"):
+        data = rng.standard_normal((3, 4)).astype(dtype)
+        for number in (-0.1, 3, 0.0, 1e10, float("nan")):
+            for name in ("mul", "add", "sub", "rsub"):
+                ours = getattr(gw, name)(gw.tensor(data), number)
+                theirs = getattr(torch, name)(torch.tensor(data), number)
+                assert str(ours.dtype) == str(theirs.dtype)
+                assert np.allclose(ours.numpy(), theirs.numpy(), equal_nan=True, rtol=1e-3)
+    x = gw.ones(2, requires_grad=True)
+    assert type((x * 2.0).grad_fn).__name__ == "MulBackward0"  # with grad: recorded
+    with gw.no_grad():
+        assert not (x * 2.0).requires_grad
+    with pytest.raises(OverflowError):
+        gw.ones(2) * 2**70  # as PyTorch: an int too big to convert

@@ -792,6 +792,16 @@ _CMP = {name: _compare(fn) for name, fn in
 
 def _binary(op, a, b, attrs=_NO_ATTRS):
     Tensor = _tensor.Tensor
+    if ((b.__class__ is float or (b.__class__ is int and -2**63 <= b < 2**63)) and a.__class__ is Tensor
+            and not _observers.any and not (a._requires_grad and _grad_state.grad_enabled)):
+        data = a._data
+        if data.dtype.kind == "f":
+            # a float tensor (op) a Python number, nothing recorded or watched (``-lr * p.grad``):
+            # what apply_op's plain path does with the wrapped number, without wrapping it
+            out = op.forward(data, b, **attrs) if attrs else op.forward(data, b)
+            if out.dtype is not data.dtype and out.dtype != data.dtype:
+                out = out.astype(data.dtype)
+            return Tensor._make(out)
     if type(a) is not Tensor:
         a = as_tensor_arg(a)
     if type(b) is not Tensor:
