@@ -294,6 +294,55 @@ def test_forward_mode_under_vmap_matches_torch_func(case):
         close(a, b)
 
 
+W45 = np.random.default_rng(3).standard_normal((4, 5))
+OP_CASES = {  # one function per op family, of a (3, 4) input
+    "exp, log, sqrt": lambda L, x: x.exp() + x.log() * x.sqrt(),
+    "pow, 1/x, 2**x": lambda L, x: x ** 3 - 1 / x + 2 ** x,
+    "relu, gelu, softplus, silu": lambda L, x: L.relu(x - 1) + L.nn.functional.gelu(x) * L.nn.functional.softplus(x)
+    + L.nn.functional.silu(x),
+    "softmax, log_softmax": lambda L, x: x.softmax(-1) * x.log_softmax(0),
+    "sum, mean, amax, std, prod": lambda L, x: x.sum(1) + x.mean(1) * x.amax(1) - x.std(1) + x.prod(1),
+    "max, var, norm (0-dim)": lambda L, x: x.max() * x.var() + x.norm(),
+    "0-dim sum of 0-dim": lambda L, x: x.max().sum() * x.min().mean(),
+    "logsumexp, cumsum": lambda L, x: x.logsumexp(1).unsqueeze(1) * x.cumsum(1),
+    "matmul, einsum, outer": lambda L, x: (x @ L.tensor(W45)).sum(0) + L.einsum("ij,jk->k", x, L.tensor(W45))
+    + L.outer(x[0], x[1]).sum(0).sum(),
+    "indexing, gather, index_select": lambda L, x: x[1:, ::2] * x[0, 1]
+    + x.gather(1, L.tensor([[0, 1], [2, 3], [1, 1]]))[:2] + x.index_select(1, L.tensor([0, 3]))[:2],
+    "cat, stack, split, unbind": lambda L, x: L.cat([x, x * 2], 1)[:, 2:6] + L.stack([x, x.exp()]).sum(0)
+    + x.split(2, 1)[1].repeat(1, 2) + x.unbind(0)[2],
+    "where, clamp, abs, masked_fill": lambda L, x: L.where(x > 1, x, x ** 2) + x.clamp(0.7, 1.2) + (x - 1).abs()
+    + x.masked_fill(x > 1.2, 0.0),
+    "views: t, permute, expand, flip, roll": lambda L, x: x.t().t() * x[:1].expand(3, 4) + x.flip(0).roll(1, 1)
+    + x.unsqueeze(0).permute(1, 2, 0).squeeze(-1),
+    "topk, sort, tril, diagonal, trace": lambda L, x: x.topk(2, 1)[0].sum(1) + x.sort(1)[0][:, 0]
+    + x[:, :3].tril().sum(1) + x[:, :3].diagonal() * x[:, :3].trace(),
+    "losses: mse, cross_entropy, bce": lambda L, x: L.nn.functional.mse_loss(x, L.ones(3, 4, dtype=L.float64))
+    + L.nn.functional.cross_entropy(x, L.tensor([0, 3, 1]))
+    + L.nn.functional.binary_cross_entropy(x.sigmoid(), L.ones(3, 4, dtype=L.float64) * 0.3),
+    "conv2d, max_pool2d, avg_pool2d": lambda L, x: L.nn.functional.conv2d(
+        x.reshape(1, 1, 3, 4), L.ones(1, 1, 2, 2, dtype=L.float64)).sum() * L.nn.functional.max_pool2d(
+        x.reshape(1, 1, 3, 4), 2).sum() + L.nn.functional.avg_pool2d(x.reshape(1, 1, 3, 4), 2).sum(),
+    "embedding": lambda L, x: L.nn.functional.embedding(L.tensor([0, 2, 2]), x) * 2,
+}
+
+
+@pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian"])
+@pytest.mark.parametrize("case", list(OP_CASES))
+def test_jacobians_and_hessians_of_op_families_as_torch_func(case, transform):
+    x = np.random.default_rng(4).random((3, 4)) + 0.5
+    if transform == "hessian" and case.startswith(("conv2d", "embedding")):
+        pytest.skip("their double-backward ops have no forward-mode formula yet")
+    results = []
+    for lib in (gw, torch):
+        f = OP_CASES[case]
+        g = (lambda x, lib=lib: f(lib, x).sum() ** 2) if transform == "hessian" else (lambda x, lib=lib: f(lib, x))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an op without a rule loops (and says so): not the point here
+            results.append(getattr(lib.func, transform)(g)(lib.tensor(x)))
+    close(*results)
+
+
 # ---------------------------------------------------------------- per-sample gradients
 
 def test_per_sample_gradients_of_an_mlp_as_torch_func():

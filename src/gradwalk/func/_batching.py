@@ -483,6 +483,8 @@ def _full_reduction(dim_op, extra):
         x = inputs[0]
         nb, ndim = len(levels), x.dim()
         phys = expanded(x, levels)
+        if not ndim:  # a 0-dim sample: reduce over a size-1 dim (no dims would mean all, the batch too)
+            phys, ndim = phys.unsqueeze(-1), 1
         new = {"dim": tuple(range(nb, nb + ndim)), "keepdim": False}
         for key in extra:
             if key == "self_sym_sizes":
