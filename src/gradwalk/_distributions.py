@@ -22,6 +22,10 @@ and ``tan`` are computed in extended precision with glibc's own for the values n
 tie (``_like_glibc``); ``log1p`` is fdlibm's algorithm vectorised, with the fused multiply-adds
 of the copy of it that glibc runs on this machine. Tests count any float64 that differs from
 PyTorch's (none seen).
+
+The code here is the readable reference. Large draws (``FAST_MIN``) run instead the compiled
+kernels of ``gradwalk._random_fast`` when numba is on: ATen's loops value by value, with glibc's
+own functions and the hardware's fused multiply-add; tests check both against PyTorch.
 """
 import math
 
