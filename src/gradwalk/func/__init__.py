@@ -20,9 +20,11 @@ as PyTorch's are, unless an input already required grad.
 shows the function one sample while every op runs on all of them, by its batching rule
 (``_batching.py``). ``jacrev`` is ``vmap`` of a vjp over the rows of the identity and ``jacfwd``
 ``vmap`` of a jvp over its columns, as in PyTorch, so a Jacobian costs a few batched passes,
-not one pass per row. Because the batch is carried in the forward (the graph is recorded on the
-batched arrays), a reverse transform inside ``vmap`` differentiates batched copies of its inputs,
-and a vjp function called on a batch of cotangents runs its function again on the batch.
+not one pass per row. As in functorch, what is the same for every row is computed once: jacfwd's
+primal is unbatched (only its tangents carry the batch of columns), and jacrev's rows are one
+backward pass of the one recorded graph on a batch of cotangents. Because the batch is otherwise
+carried in the forward (the graph is recorded on the batched arrays), a reverse transform inside
+``vmap`` differentiates batched (expanded) copies of its inputs, so its gradients are per sample.
 """
 import functools
 import threading
