@@ -130,7 +130,7 @@ class FunctionMeta(type):
 
     def __init__(cls, name, bases, attrs):
         cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
-                                 {"_forward_cls": cls, "__module__": "gradwalk.autograd.function"})
+                                 {"_forward_cls": cls, "__module__": "torch.autograd.function"})
         super().__init__(name, bases, attrs)
 
 

@@ -58,24 +58,66 @@ class Module:
         d["_modules"] = OrderedDict()
         d["_forward_hooks"] = OrderedDict()
         d["_forward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_is_full_backward_hook"] = None
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self.__dict__.get("_is_full_backward_hook")
+                is not None or self.__dict__.get("_backward_pre_hooks")):
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
+        d = self.__dict__
+        kind, pre_hooks = d.get("_is_full_backward_hook"), d.get("_backward_pre_hooks")
+        full = kind is True or bool(pre_hooks)
+        if full:
+            from ._backward_hooks import BackwardHook
+
+            bw_hook = BackwardHook(self, list(self._backward_hooks.values()) if kind else [], list(pre_hooks.values()))
+            args = bw_hook.setup_input_hook(args)
         output = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, output)
             if result is not None:
                 output = result
+        if full:
+            output = bw_hook.setup_output_hook(output)
+        elif kind is False and self._backward_hooks:
+            from ._backward_hooks import register_legacy_hooks
+
+            register_legacy_hooks(self, args, output, list(self._backward_hooks.values()))
         return output
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """``hook(module, grad_input, grad_output)`` once the gradients with respect to the
+        module's inputs are known (PyTorch's ``BackwardHookFunctionBackward`` nodes around the
+        module's inputs and outputs record them); it may return new ``grad_input``."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = True
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """``hook(module, grad_output)`` when the gradients with respect to the module's outputs
+        arrive; it may return new ``grad_output``."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook):
+        """The deprecated hook: on the node that made the module's (first) output, called with
+        that node's ``grad_input`` and ``grad_output``, as PyTorch's."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        self.__dict__["_is_full_backward_hook"] = False
+        return self._add_hook(self._backward_hooks, hook)
 
     def register_forward_hook(self, hook):
         return self._add_hook(self._forward_hooks, hook)
@@ -84,9 +126,11 @@ class Module:
         return self._add_hook(self._forward_pre_hooks, hook)
 
     @staticmethod
-    def _add_hook(hooks, hook):
+    def _add_hook(hooks, hook, prepend=False):
         Module._next_hook_id += 1
         hooks[Module._next_hook_id] = hook
+        if prepend:
+            hooks.move_to_end(Module._next_hook_id, last=False)
         return RemovableHandle(hooks, Module._next_hook_id)
 
     # ------------------------------------------------------------------ registration
