@@ -2,7 +2,11 @@
 
 Convolution runs on NumPy with im2col: one strided copy per kernel tap builds every sample's
 patches, then one batched matrix product per layer (the input gradient: the transposed product,
-then one strided add per tap; no Python loop over output positions). Max pooling takes one pass
+then one strided add per tap; no Python loop over output positions). Layers of at least
+``CONV_FAST_MIN`` column entries build and scatter the same columns with the compiled kernels of
+``ops/_conv_fast.py`` (numba, when installed), a few samples at a time so the columns stay in cache
+between the copy and the product: the same values and the same additions in the same order, so the
+same bits as the NumPy path (tests/test_conv_speedpaths.py runs both). Max pooling takes one pass
 per kernel tap over the whole batch, and its backward writes each gradient where its window's
 maximum was (one assignment when windows do not overlap). Activations' backward formulas are
 written with gradwalk ops, so their second derivatives work; the big ops (convolution, pooling,
