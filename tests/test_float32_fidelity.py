@@ -39,6 +39,7 @@ def report(name, equal, total):
 # op, gradwalk function, torch function, value scale, positive inputs only, fraction asserted
 UNARY = [
     ("sigmoid", gradwalk.sigmoid, torch.sigmoid, 6.0, False, 1.0),
+    ("silu", gradwalk.nn.functional.silu, torch.nn.functional.silu, 6.0, False, 1.0),
     ("exp", gradwalk.exp, torch.exp, 5.0, False, 0.985),
     ("log", gradwalk.log, torch.log, 5.0, True, 0.999),
     ("tanh", gradwalk.tanh, torch.tanh, 3.0, False, 0.985),
@@ -66,6 +67,19 @@ def test_sigmoid_of_a_transposed_and_a_strided_input_splits_as_torch():
         ok = same_bits(gradwalk.sigmoid(view(gradwalk.tensor(x))).numpy(),
                        torch.sigmoid(view(torch.tensor(x))).numpy())
         assert ok.all()
+
+
+def test_glibc_expf_is_the_c_librarys():
+    """sigmoid's and silu's scalar loop call std::exp(float): glibc's expf, reproduced."""
+    import ctypes
+
+    libm = ctypes.CDLL("libm.so.6")
+    libm.expf.restype, libm.expf.argtypes = ctypes.c_float, [ctypes.c_float]
+    x = np.concatenate([inputs((20000,), 30.0, 7), np.array([0, -0.0, 88.7, 88.8, -103.9, -104, np.inf,
+                                                              -np.inf, np.nan], np.float32)])
+    with np.errstate(over="ignore"):
+        expected = np.array([libm.expf(float(v)) for v in x], np.float32)
+    assert same_bits(K.glibc_expf(x), expected).all()
 
 
 def test_tanh_backward_float32_bits():

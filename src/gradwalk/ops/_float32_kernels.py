@@ -160,6 +160,46 @@ def sleef_logf(d):
 
 
 # ------------------------------------------------------------------------------------------------
+# glibc's expf (sysdeps/ieee754/flt-32/e_expf.c): what ``std::exp(float)`` runs in PyTorch's
+# scalar loops. In double: x * 32/ln2 = k + r, exp(x) = 2^(k/32) * (1 + c2 r + c1 r^2 + c0 r^3)
+# with 2^(i/32) from a 32-entry table, rounded once to float32. (glibc's FMA build fuses the
+# polynomial's multiply-adds: a different float64, hence float32, in about 1 case in 10^7.)
+
+_EXP2F_TAB = np.array([
+    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+    0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+    0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+    0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+    0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+    0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540], np.uint64)
+_EXPF_INVLN2N = float.fromhex("0x1.71547652b82fep+0") * 32
+_EXPF_SHIFT = float.fromhex("0x1.8p+52")
+_EXPF_C = (float.fromhex("0x1.c6af84b912394p-5") / 32 ** 3, float.fromhex("0x1.ebfce50fac4f3p-3") / 32 ** 2,
+           float.fromhex("0x1.62e42ff0c52d6p-1") / 32)
+
+
+def glibc_expf(x):
+    """glibc's ``expf`` of a float32 array."""
+    x = np.asarray(x, F32)
+    with np.errstate(all="ignore"):
+        xd = x.astype(F64)
+        z = _EXPF_INVLN2N * xd
+        kd = z + _EXPF_SHIFT
+        ki = kd.view(np.uint64)
+        kd = kd - _EXPF_SHIFT
+        r = z - kd
+        t = _EXP2F_TAB[(ki % np.uint64(32)).astype(np.intp)] + (ki << np.uint64(47))
+        y = ((_EXPF_C[0] * r + _EXPF_C[1]) * (r * r) + (_EXPF_C[2] * r + 1)) * t.view(F64)
+        out = y.astype(F32)
+        big = np.abs(x) >= F32(88)  # overflow, underflow, inf, nan: the IEEE results
+        if big.any():
+            out[big] = np.exp(xd[big]).astype(F32)
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
 # cpu_kernel_vec: 32 elements at a time, the rest one at a time (ATen/native/cpu/Loops.h)
 
 _VEC_STEP = 32  # vectorized_loop's 2 * Vectorized<float>::size() on AVX-512
@@ -185,15 +225,15 @@ def vector_lanes(x):
 
 def sigmoid(x):
     """ATen's ``sigmoid_kernel``: ``(1 + exp(0 - x)).reciprocal()`` with SLEEF's exp where
-    vectorised, ``1 / (1 + std::exp(-x))`` (glibc's ``expf``, correctly rounded here) elsewhere."""
+    vectorised, ``1 / (1 + std::exp(-x))`` (glibc's ``expf``) elsewhere."""
     with np.errstate(all="ignore"):
         if x.__class__ is not np.ndarray or x.size < _VEC_STEP:
-            return (F32(1) / (F32(1) + mkl_like(np.exp, -x))).astype(F32, copy=False)
+            return (F32(1) / (F32(1) + glibc_expf(-x))).astype(F32, copy=False)[()]
         out = F32(1) / (F32(1) + sleef_expf(F32(0) - x))
         lanes = vector_lanes(x)
         if not lanes.all():
             tail = ~lanes
-            out[tail] = F32(1) / (F32(1) + mkl_like(np.exp, -x[tail]))
+            out[tail] = F32(1) / (F32(1) + glibc_expf(-x[tail]))
         return out
 
 
@@ -201,12 +241,12 @@ def silu(x):
     """ATen's ``silu_kernel``: ``x / (1 + exp(-x))``, SLEEF's exp where vectorised."""
     with np.errstate(all="ignore"):
         if x.__class__ is not np.ndarray or x.size < _VEC_STEP:
-            return (x / (F32(1) + mkl_like(np.exp, -x))).astype(F32, copy=False)
+            return (x / (F32(1) + glibc_expf(-x))).astype(F32, copy=False)[()]
         out = x / (F32(1) + sleef_expf(-x))
         lanes = vector_lanes(x)
         if not lanes.all():
             tail = ~lanes
-            out[tail] = x[tail] / (F32(1) + mkl_like(np.exp, -x[tail]))
+            out[tail] = x[tail] / (F32(1) + glibc_expf(-x[tail]))
         return out
 
 
