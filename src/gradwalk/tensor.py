@@ -37,6 +37,7 @@ _UNDELETABLE = {
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "grad_fn", "_grad", "_output_nr", "_vc",
                  "__dict__", "__weakref__")
+    __module__ = "torch"  # print(type(x)) shows <class 'torch.Tensor'>, as in PyTorch (pickles go by _rebuild_tensor)
 
     # rarely-set attributes: class defaults, overridden per instance in __dict__
     _is_wrapped_number = False

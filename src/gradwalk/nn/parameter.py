@@ -11,6 +11,7 @@ class Parameter(Tensor):
     """
 
     _is_param = True
+    __module__ = "torch.nn.parameter"  # type(p) prints <class 'torch.nn.parameter.Parameter'>, as in PyTorch
 
     def __new__(cls, data=None, requires_grad=True):
         import numpy as np
@@ -30,7 +31,14 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def __reduce_ex__(self, protocol):
-        return (Parameter, (Tensor._make(self._data), self._requires_grad))
+        cls = None if type(self) is Parameter else type(self)  # (Parameter itself by the function's name)
+        return (_rebuild_parameter, (cls, Tensor._make(self._data), self._requires_grad))
+
+
+def _rebuild_parameter(cls, data, requires_grad):
+    """How a pickled (or deep-copied) Parameter comes back: by this function's name, not the
+    class's (whose ``__module__`` says torch.nn.parameter, as PyTorch prints it)."""
+    return (cls or Parameter)(data, requires_grad)
 
 
 class Buffer(Tensor):
