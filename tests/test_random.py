@@ -608,3 +608,15 @@ def test_compiled_mt19937_is_numpys_on_its_own_state(monkeypatch):
             state, theirs = ours._bits.state["state"], numpys.state["state"]
             np.testing.assert_array_equal(state["key"], theirs["key"])
             assert state["pos"] == theirs["pos"]
+
+
+def test_copied_generators_draw_on_their_own_state():
+    import copy
+    import pickle
+
+    g, t = gradwalk.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    same(gradwalk.randn(10**5, generator=g), torch.randn(10**5, generator=t))  # past the words' threshold
+    copies = [copy.deepcopy(g), pickle.loads(pickle.dumps(g))]
+    expected = torch.randn(10**5, generator=t)
+    for h in copies + [g]:
+        same(gradwalk.randn(10**5, generator=h), expected)

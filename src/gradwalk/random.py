@@ -78,7 +78,7 @@ class Generator:
         if str(device) != "cpu":
             raise RuntimeError(f"gradwalk has only CPU generators, not {device!r}")
         self._bits = np.random.MT19937(0)
-        self._state_view = None  # _state_words: (address, array)
+        self._state_view = None  # _state_words
         self._numpy = np.random.Generator(self._bits)  # draws whole arrays of words in C
         self.manual_seed(_DEFAULT_SEED)
 
@@ -182,12 +182,12 @@ class Generator:
         625-word array over its memory: the compiled mt19937 draws from it and leaves it where
         NumPy's next draw goes on."""
         address = self._bits.ctypes.state_address
-        if self._state_view is None or self._state_view[0] != address:  # (a copied generator: its own)
+        view = self._state_view
+        if view is None or view.__array_interface__["data"][0] != address:  # (a copied generator: its own)
             import ctypes
 
-            words = np.ctypeslib.as_array((ctypes.c_uint32 * (_N + 1)).from_address(address))
-            self._state_view = (address, words)
-        return self._state_view[1]
+            view = self._state_view = np.ctypeslib.as_array((ctypes.c_uint32 * (_N + 1)).from_address(address))
+        return view
 
     def _random64(self, n):
         """``n`` draws of ``random64()``: two words each, the first the high half."""
