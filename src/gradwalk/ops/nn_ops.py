@@ -326,26 +326,30 @@ def _out_size(size, kernel, stride, padding, dilation):
                  for s, k, st, p, d in zip(size, kernel, stride, padding, dilation))
 
 
-def _conv_forward(x, w, stride, padding, dilation, groups):
+def _conv_forward(x, w, stride, padding, dilation, groups, bias=None):
     """Each sample's output is weight (O, C*kh*kw) @ its patches (C*kh*kw, OH*OW): one batched
-    matrix product per group, landing in (N, O, OH, OW) order with no transpose."""
+    matrix product per group, landing in (N, O, OH, OW) order with no transpose; then + bias."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     og = o // groups
     oh, ow = _out_size(x.shape[2:], (kh, kw), stride, padding, dilation)
     fast = _fast_conv(n * cg * kh * kw * oh * ow)
     if fast:
-        return _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow)
+        return _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow, bias)
     outs = []
     for gi in range(groups):
         cols = _patches(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)[0]
         outs.append(np.matmul(w[gi * og:(gi + 1) * og].reshape(og, -1), cols).reshape(n, og, oh, ow))
-    return outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+    out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+    if bias is not None:
+        out += bias.reshape(1, -1, 1, 1)
+    return out
 
 
-def _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow):
+def _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow, bias):
     """``_conv_forward`` with compiled im2col, a chunk of samples at a time: the same columns and
-    the same per-sample products, written straight into the output."""
+    the same per-sample products, written straight into the output, the bias added while the
+    chunk is in cache (the same one addition per element)."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     og = o // groups
@@ -359,7 +363,10 @@ def _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow):
             e = min(s + step, n)
             cols = buf[:e - s]
             fast.patches(xp[s:e], gi * cg, cols, *stride, *dilation)
-            np.matmul(wg, cols.reshape(e - s, cg * kh * kw, oh * ow), out=out[s:e, gi * og:(gi + 1) * og])
+            chunk = out[s:e, gi * og:(gi + 1) * og]
+            np.matmul(wg, cols.reshape(e - s, cg * kh * kw, oh * ow), out=chunk)
+            if bias is not None:
+                np.add(chunk, bias[gi * og:(gi + 1) * og].reshape(og, 1), out=chunk)
     return out.reshape(n, o, oh, ow)
 
 
@@ -425,10 +432,7 @@ class Convolution(Op):
     saves_attrs = _CONV_ATTRS
 
     def forward(x, w, b=None, *, stride, padding, dilation, groups):
-        out = _conv_forward(x, w, stride, padding, dilation, groups)
-        if b is not None:
-            out += b.reshape(1, -1, 1, 1)
-        return out
+        return _conv_forward(x, w, stride, padding, dilation, groups, bias=b)
 
     def save(ctx, x, w, b=None, *, out, stride, padding, dilation, groups):
         ctx.save(input=x, weight=w)
@@ -607,24 +611,33 @@ class MaxPool2DWithIndices(Op):
         # one pass per kernel tap over the whole (N, C, OH, OW) block of the values it sees: the
         # first maximum in the window's row-major order wins, and a NaN beats every number
         # (np.argmax's rule), with no loop over positions and no branches on the data
-        nans = x.dtype.kind == "f" and bool(np.isnan(x).any())
-        best, tap = None, None
-        for i in range(kh):
-            for j in range(kw):
-                seen = padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-                if best is None:
-                    best = seen.copy()
-                    tap = np.zeros(seen.shape, dtype=np.int8 if kh * kw < 128 else np.intp)
-                    continue
-                wins = seen > best
-                if nans:
-                    wins |= np.isnan(seen) & ~np.isnan(best)
-                np.maximum(best, seen, out=best)  # NaN wins here too
-                tap += wins * (i * kw + j - tap)  # tap = i * kw + j where this tap wins
+        def scan(nans):
+            best, tap = None, None
+            for i in range(kh):
+                for j in range(kw):
+                    seen = padded[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                                  j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                    if best is None:
+                        best = seen.copy()
+                        tap = np.zeros(seen.shape, dtype=np.int8 if kh * kw < 128 else np.intp)
+                        continue
+                    wins = seen > best
+                    if nans:
+                        wins |= np.isnan(seen) & ~np.isnan(best)
+                    np.maximum(best, seen, out=best)  # NaN wins here too
+                    tap += wins * (i * kw + j - tap)  # tap = i * kw + j where this tap wins
+            return best, tap
+
+        best, tap = scan(False)
+        # np.maximum carries any NaN of a window into its result: only then are the taps redone
+        # with the NaN rule (a pass over the output, not over the 4x larger input)
+        if x.dtype.kind == "f" and np.isnan(best).any():
+            best, tap = scan(True)
         # flat index into the (unpadded) H*W plane, as PyTorch's indices
         offsets = np.array([i * dh * w + j * dw for i in range(kh) for j in range(kw)], dtype=np.int64)
         base = (np.arange(oh)[:, None] * sh - ph) * w + (np.arange(ow)[None, :] * sw - pw)
-        indices = np.take(offsets, tap) + base
+        indices = np.take(offsets, tap)
+        indices += base
         indices_out.append(indices)
         zero = best == 0
         if zero.any():  # np.maximum may pick +0.0 over an earlier -0.0: the picked element's own sign
