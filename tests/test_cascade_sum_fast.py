@@ -3,7 +3,7 @@ order as its slice-by-slice reference, and both give PyTorch's bits."""
 import numpy as np
 import torch
 
-from gradwalk.ops.cascade_sum import cascade_sum
+from gradwalk.ops.cascade_sum import _threads, cascade_sum
 
 SIZES = [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 4097]
 
@@ -59,12 +59,19 @@ def test_a_bias_gradients_sum_is_pytorchs_on_both_paths():
 
 def test_full_sums_and_row_sums_are_pytorchs_on_both_paths():
     rng = np.random.default_rng(2)
-    for n in (1, 7, 8, 9, 31, 32, 33, 255, 864, 4097, 40000):
-        for dtype in (np.float32, np.float64):
-            x = rng.standard_normal(n).astype(dtype)
-            expected = torch.from_numpy(x).sum().numpy()
-            assert same_bits(cascade_sum(x), expected), (n, dtype)
-            assert same_bits(cascade_sum(x, reference=True), expected), (n, dtype)
+    threads = torch.get_num_threads()
+    # a sum of 32768 elements or more is split between PyTorch's threads, as many as this process
+    # may use (what cascade_sum assumes); another test module may have set torch to one thread
+    torch.set_num_threads(_threads())
+    try:
+        for n in (1, 7, 8, 9, 31, 32, 33, 255, 864, 4097, 40000):
+            for dtype in (np.float32, np.float64):
+                x = rng.standard_normal(n).astype(dtype)
+                expected = torch.from_numpy(x).sum().numpy()
+                assert same_bits(cascade_sum(x), expected), (n, dtype)
+                assert same_bits(cascade_sum(x, reference=True), expected), (n, dtype)
+    finally:
+        torch.set_num_threads(threads)
     x = rng.standard_normal((32, 27)).astype(np.float32)
     for axis in (0, 1):
         expected = torch.from_numpy(x).sum(axis).numpy()
