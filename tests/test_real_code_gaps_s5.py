@@ -397,3 +397,121 @@ def test_deepcopy_of_a_tensor_keeps_its_grad_and_refuses_non_leaves():
     snippet = "import copy\ncopy.deepcopy(torch.ones(2, requires_grad=True) * 2)"
     ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
     assert type(ours) is type(theirs) and message(ours) == message(theirs)
+
+
+def test_one_element_of_an_expanded_tensor_can_be_written():
+    gw, pt = run_both("""
+        g = torch.ones(1).clone().expand(4)
+        g[0] = 0
+        g[0] /= 0
+        shared = g.tolist()
+    """)
+    assert str(gw["shared"]) == str(pt["shared"])
+    snippet = "torch.ones(1).expand(3).add_(1)"
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)
+
+
+def test_anomaly_warning_printed_when_warnings_are_errors(capsys):
+    for library in ("gradwalk", "torch"):
+        snippet = """
+            import warnings
+            with torch.autograd.detect_anomaly():
+                warnings.simplefilter("error")
+                a = torch.tensor([1., 2.], requires_grad=True)
+                d1 = a + 1
+                d2 = d1 ** 2
+                d1 += 1
+                torch.autograd.grad(d2.sum(), a)
+        """
+        import warnings
+
+        with warnings.catch_warnings():
+            error = raised_by(library, snippet)
+        assert isinstance(error, RuntimeError) and "modified by an inplace operation" in str(error)
+        assert "Error detected in PowBackward0" in capsys.readouterr().err, library
+
+
+def test_the_autograd_profilers_event_api():
+    gw, pt = run_both("""
+        from torch.autograd.profiler_util import EventList, FunctionEvent, FunctionEventAvg, _format_time
+        from torch.autograd import kineto_available
+        avg = FunctionEventAvg()
+        avg.add(FunctionEvent(id=0, node_id=0, name="foo", thread=0, start_us=10, end_us=15))
+        avg.add(FunctionEvent(id=1, node_id=0, name="foo", thread=0, start_us=20, end_us=30))
+        avg.add(avg)
+        stats = (avg.key, avg.count, avg.cpu_time_total, avg.self_cpu_time_total, avg.cpu_time,
+                 avg.device_time_total)
+        events = EventList()
+        for i, (thread, start, end) in enumerate([(1, 0, 1), (1, 1, 2), (0, 0, 2), (0, 1, 2), (0, 1, 3)]):
+            events.append(FunctionEvent(id=i + 1, node_id=0, name="", thread=thread, start_us=start, end_us=end))
+        events._populate_cpu_children()
+        children = [[c.id for c in e.cpu_children] for e in events]
+        times = [_format_time(t) for t in (12.5, 1500.0, 2.5e6)]
+        on = kineto_available()
+        with torch.autograd.profiler.profile(use_kineto=on, record_shapes=True) as prof:
+            inside = torch.autograd._profiler_enabled()
+            torch.nn.Linear(3, 2)(torch.ones(4, 3))
+        after = torch.autograd._profiler_enabled()
+        linear = [e.input_shapes for e in prof.function_events if e.name == "aten::linear"]
+        same_text = str(prof) == prof.table()
+        shapes = torch.autograd._calculate_shape(torch.ones(10, 5), torch.ones(3, 10, 5), True)
+    """)
+    for key in ("stats", "children", "times", "on", "inside", "after", "linear", "same_text"):
+        assert gw[key] == pt[key], key
+    assert [tuple(s) for s in gw["shapes"]] == [tuple(s) for s in pt["shapes"]]
+
+
+def test_out_refused_when_the_out_tensor_requires_grad():
+    snippet = "torch.mul(torch.ones(2), torch.ones(2), out=torch.zeros(2, requires_grad=True))"
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)
+
+
+def test_resize_in_place():
+    gw, pt = run_both("""
+        x = torch.arange(12.).reshape(3, 4)
+        shapes = [tuple(x.resize_(2, 2).shape), x.tolist(), tuple(x.resize_([3, 2]).shape), x[:2].tolist()]
+    """)
+    assert gw["shapes"] == pt["shapes"]
+    snippet = "torch.ones(3, requires_grad=True).resize_(2)"
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)
+
+
+def test_inplace_activations_threshold_and_instance_norm():
+    gw, pt = run_both("""
+        root = torch.tensor([[-1., 2.], [3., -4.]], requires_grad=True)
+        view = root.clone().view(4)
+        out = F.relu(view, inplace=True)
+        relu_facts = (out is view, type(view.grad_fn).__name__)
+        leaky = torch.tensor([-1., 2.])
+        F.leaky_relu(leaky, 0.1, inplace=True)
+        x = torch.tensor([-1., 0.5, 2., 0.6], requires_grad=True)
+        y = F.threshold(x, 0.6, -3.)
+        g, = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+        gg, = torch.autograd.grad(g.sum(), x)
+        thr = (y.tolist(), type(y.grad_fn).__name__, y.grad_fn._saved_threshold, g.tolist(),
+               type(g.grad_fn).__name__, gg.tolist())
+        z = x.clone()
+        F.threshold(z, 0., 0., True)
+        thr_ = (z.tolist(), type(z.grad_fn).__name__)
+        seq = torch.arange(24.).reshape(2, 3, 4)
+        inp = seq.sin().requires_grad_()
+        norm = torch.nn.InstanceNorm1d(3, affine=True, track_running_stats=True)
+        normed = norm(inp)
+        (normed * seq).sum().backward()
+        image = torch.arange(36.).reshape(2, 2, 3, 3).cos().requires_grad_()
+        normed2 = torch.nn.InstanceNorm2d(2)(image)
+        g2, = torch.autograd.grad((normed2 ** 2).sum() + normed2[0, 0, 0, 0], image, create_graph=True)
+        text = repr(norm)
+    """)
+    assert gw["relu_facts"] == pt["relu_facts"]
+    assert_same(gw["leaky"], pt["leaky"])
+    assert str(gw["thr"]) == str(pt["thr"]) and str(gw["thr_"]) == str(pt["thr_"])
+    for name in ("normed", "normed2", "g2"):
+        assert_same(gw[name], pt[name], atol=1e-5)
+    for a, b in ((gw["inp"].grad, pt["inp"].grad), (gw["norm"].weight.grad, pt["norm"].weight.grad),
+                 (gw["norm"].running_mean, pt["norm"].running_mean), (gw["norm"].running_var, pt["norm"].running_var)):
+        assert_same(a, b, atol=1e-5)
+    assert gw["text"] == pt["text"]

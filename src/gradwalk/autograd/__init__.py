@@ -264,10 +264,22 @@ from .variable import Variable  # noqa: E402,F401
 from . import _functions  # noqa: E402,F401
 
 
+def _calculate_shape(output, grad, is_grads_batched):
+    """The shapes ``backward``/``grad`` compare: the output's and the gradient's (without its
+    batch dim when ``is_grads_batched``)."""
+    if isinstance(output, graph.GradientEdge):
+        return Size(output.node._input_metadata[output.output_nr][0]), grad.shape
+    return output.shape, (grad.shape[1:] if is_grads_batched else grad.shape)
+
+
 def __getattr__(name):
     # torch.autograd.profiler without an import (gradwalk.profiler loads on first use)
-    if name == "profiler":
+    if name in ("profiler", "profiler_util"):
         import importlib
 
-        return importlib.import_module(".profiler", __name__)
+        return importlib.import_module("." + name, __name__)
+    if name in ("kineto_available", "_profiler_enabled"):
+        from .. import profiler
+
+        return getattr(profiler, name)
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")

@@ -17,6 +17,7 @@ user's code that node was made (gradwalk's own frames left out, as PyTorch's C++
 then one more warning per ancestor: "Previous calculation was induced by PowBackward0. ..."
 """
 import os
+import sys
 import threading
 import traceback
 import warnings
@@ -85,7 +86,11 @@ def _warn_stack(node, is_parent):
         else:
             message = (f"Error detected in {node.name()}. Traceback of forward call that caused "
                        f"the error:\n{trace}")
-    warnings.warn(message, UserWarning, stacklevel=4)
+    try:
+        warnings.warn(message, UserWarning, stacklevel=4)
+    except Warning:  # warnings turned into errors: printed instead, as PyTorch's C++ handler
+        # prints a warning it cannot raise while an error is already on its way out
+        print(f"UserWarning: {message}", file=sys.stderr)
 
 
 _anomaly = _AnomalyState()

@@ -1,2 +1,3 @@
 """``torch.autograd.profiler``: the legacy spelling of ``gradwalk.profiler``."""
-from ..profiler import profile, record_function  # noqa: F401
+from ..profiler import (EventList, FunctionEvent, FunctionEventAvg, _format_time,  # noqa: F401
+                        kineto_available, profile, record_function)

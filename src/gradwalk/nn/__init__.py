@@ -8,4 +8,5 @@
 from . import functional, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules.module import Module  # noqa: F401
+from .modules.instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
 from .parameter import Buffer, Parameter  # noqa: F401

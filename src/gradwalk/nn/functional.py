@@ -8,10 +8,27 @@ import numpy as np
 
 from ..ops import nn_ops
 from ..ops.activation import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                              cross_entropy, l1_loss, linear, log_softmax, mse_loss, nll_loss, softmax)
-from ..ops.core import apply_op
-from ..ops.pointwise import relu, sigmoid, tanh  # noqa: F401
+                              cross_entropy, l1_loss, log_softmax, mse_loss, nll_loss, softmax)
+from ..ops.activation import linear as _linear
+from ..ops.core import Op, apply_op, observers as _observers
+from ..ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
 from ..ops.random_ops import _vmap_random
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.T + bias`` (``ops/activation.py``); under a profiler, one ``aten::linear``
+    event holds the ops it is made of, as PyTorch records it."""
+    if _observers.profiler is None:
+        return _linear(input, weight, bias)
+    from ..profiler import composite_span
+
+    with composite_span("aten::linear", (input, weight, bias)):
+        return _linear(input, weight, bias)
+
+
+def relu(input, inplace=False):
+    """``F.relu(x, inplace=True)`` rectifies ``x`` itself (``relu_``), as PyTorch's does."""
+    return input.relu_() if inplace else _relu(input)
 
 
 def relu_(input):
@@ -19,6 +36,9 @@ def relu_(input):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:  # x itself is rectified (PyTorch's node is then LeakyReluBackward1)
+        return apply_op(nn_ops.LeakyRelu, (input,), {"negative_slope": negative_slope},
+                        out_dtype=input.dtype, inplace=input)
     return apply_op(nn_ops.LeakyRelu, (input,), {"negative_slope": negative_slope})
 
 
@@ -193,3 +213,83 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     else:
         noise = ops.empty(noise_shape, dtype=input.dtype).bernoulli_(1 - p).div_(1 - p)
     return input.mul_(noise) if inplace else input * noise
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Each (sample, channel) normalised over its own spatial elements: as PyTorch's
+    ``at::instance_norm``, a ``batch_norm`` over the input viewed as one sample of N*C channels
+    (weight, bias and running stats repeated N times), viewed back."""
+    if use_input_stats:
+        spatial = int(np.prod(input.shape[2:], dtype=np.int64))
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                             f"{input.shape}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    b, c = input.shape[0], input.shape[1]
+
+    def repeat(t):
+        return None if t is None else t.repeat(b)
+
+    mean_, var_ = repeat(running_mean), repeat(running_var)
+    shape = (1, b * c) + tuple(input.shape[2:])
+    out = batch_norm(input.contiguous().view(shape), mean_, var_, repeat(weight), repeat(bias),
+                     use_input_stats, momentum, eps)
+    from ..grad_mode import no_grad
+
+    with no_grad():  # the repeated running stats, averaged back into the caller's
+        if running_mean is not None:
+            running_mean.copy_(mean_.view(b, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(var_.view(b, c).mean(0))
+    return out.view(input.shape)
+
+
+class _Threshold(Op):
+    """``F.threshold(x, threshold, value)``: ``x`` where ``x > threshold``, else ``value``. Its
+    gradient passes where ``x > threshold`` (PyTorch's ``threshold_backward(grad, self, threshold)``)."""
+
+    name = "ThresholdBackward0"
+    saves_attrs = ("threshold",)
+
+    def forward(x, threshold, value):
+        return np.where(x > threshold, x, np.asarray(value, dtype=x.dtype)).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, threshold, value):
+        ctx.save(self=x)
+
+    def backward(ctx, g):
+        return _threshold_backward(g, ctx.self, ctx._attrs["threshold"]),
+
+    def jvp(x, out, dx, threshold, value):
+        return _threshold_backward(dx, x, threshold)
+
+
+class _ThresholdInplace(_Threshold):
+    """``F.threshold(x, ..., inplace=True)``: PyTorch's ``threshold_`` saves its result instead."""
+
+    name = "ThresholdBackward1"
+
+    def save(ctx, x, out, threshold, value):
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        return _threshold_backward(g, ctx.result, ctx._attrs["threshold"]),
+
+
+def _threshold_backward(grad, y, threshold):
+    from ..ops.pointwise import threshold_backward
+
+    return threshold_backward(grad, y if threshold == 0 else y - threshold)
+
+
+def threshold(input, threshold, value, inplace=False):
+    if inplace:
+        return apply_op(_ThresholdInplace, (input,), {"threshold": threshold, "value": value},
+                        out_dtype=input.dtype, inplace=input)
+    return apply_op(_Threshold, (input,), {"threshold": threshold, "value": value})
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)

@@ -37,8 +37,9 @@ def _into_out(name, fn, args, kwargs):
     out = kwargs.pop("out")
     if out is None:
         return fn(*args, **kwargs)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
     if _state.grad_enabled and any(isinstance(a, Tensor) and a.requires_grad
-                                   for a in list(args) + list(kwargs.values())):
+                                   for a in list(args) + list(kwargs.values()) + list(outs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     result = fn(*args, **kwargs)

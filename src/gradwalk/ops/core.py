@@ -570,7 +570,7 @@ def _write_inplace(t, data, node):
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}")
     writeable = target.flags.writeable
-    if not writeable and 0 in target.strides and target.size > 1:  # expand()ed
+    if 0 in target.strides and target.size > 1 and target.base is not None:  # expand()ed
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single "
             "memory location. Please clone() the tensor before performing the operation.")

@@ -200,7 +200,14 @@ class Expand(Op):
     saves_attrs = ("self_sym_sizes",)
 
     def forward(x, size, self_sym_sizes):
-        return np.broadcast_to(x, size)
+        # a strided view with stride 0 on the broadcast dims, writable as PyTorch's is (writing one
+        # element of it, x.expand(3)[0] = 0, writes the shared one; whole-tensor in-place ops are
+        # refused by _write_inplace's overlap check)
+        lead = len(size) - x.ndim
+        strides = [0] * lead + [0 if n == 1 and s != 1 else st
+                                for n, s, st in zip(x.shape, size[lead:], x.strides)]
+        return np.lib.stride_tricks.as_strided(x, shape=size, strides=strides,
+                                               writeable=x.flags.writeable)
 
     def backward(ctx, g):
         return g.sum_to_size(ctx._attrs["self_sym_sizes"]),

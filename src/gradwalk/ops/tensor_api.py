@@ -268,6 +268,26 @@ def index_put(input, indices, values, accumulate=False):
 
 
 @export(function=False)
+def resize_(self, *sizes, memory_format=None):
+    """``x.resize_(2, 3)``: ``x`` takes the new shape in place, keeping its first elements in
+    row-major order; new elements are zeros (PyTorch leaves that memory uninitialised)."""
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    sizes = tuple(int(n) for n in sizes)
+    old = self._data.reshape(-1)
+    n = int(np.prod(sizes, dtype=np.int64))
+    if n == old.size:
+        self._data = old.reshape(sizes).copy() if not self._data.flags.c_contiguous else old.reshape(sizes)
+    else:
+        data = np.zeros(n, dtype=old.dtype)
+        data[:min(n, old.size)] = old[:n]
+        self._data = data.reshape(sizes)
+    return self
+
+
+@export(function=False)
 def resize(self, *sizes):
     """The deprecated out-of-place ``resize``: the same elements in a new shape (PyTorch's
     ``autograd._functions.Resize``, whose node is ResizeBackward)."""

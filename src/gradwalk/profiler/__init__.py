@@ -55,16 +55,27 @@ class Interval:
 class FunctionEvent:
     """One recorded span. Times are microseconds since the profiler started."""
 
-    def __init__(self, id, name, thread, start_us, sequence_nr=-1, fwd_thread=0, input_shapes=None):
+    count = 1  # (one call; a FunctionEventAvg adds them up)
+    device_time_total = 0
+    self_device_time_total = 0
+    is_async = False
+
+    def __init__(self, id, name, thread, start_us, end_us=0, fwd_thread=0, input_shapes=None,
+                 sequence_nr=-1, node_id=-1, **unused):
         self.id = id
         self.name = name
         self.thread = thread
-        self.time_range = Interval(start_us)
+        self.node_id = node_id
+        self.time_range = Interval(start_us, end_us)
         self.sequence_nr = sequence_nr
         self.fwd_thread = fwd_thread
         self.input_shapes = input_shapes or []
         self.cpu_parent = None
         self.cpu_children = []
+
+    @property
+    def key(self):
+        return self.name
 
     @property
     def cpu_time_total(self):
@@ -92,17 +103,23 @@ class FunctionEvent:
 class FunctionEventAvg:
     """All events of one name (and, with ``group_by_input_shape``, one input shape)."""
 
-    def __init__(self, key, input_shapes):
+    def __init__(self, key=None, input_shapes=None):
         self.key = key
         self.input_shapes = input_shapes
         self.count = 0
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
+        self.device_time_total = 0
+        self.self_device_time_total = 0
 
-    def add(self, event):
-        self.count += 1
-        self.cpu_time_total += event.cpu_time_total
-        self.self_cpu_time_total += event.self_cpu_time_total
+    def add(self, other):
+        """Add an event, or another average (its calls and times all count)."""
+        if self.key is None:
+            self.key, self.input_shapes = other.key, other.input_shapes
+        self.count += other.count
+        self.cpu_time_total += other.cpu_time_total
+        self.self_cpu_time_total += other.self_cpu_time_total
+        return self
 
     @property
     def cpu_time(self):
@@ -132,6 +149,26 @@ class EventList(list):
     @property
     def self_cpu_time_total(self):
         return sum(event.self_cpu_time_total for event in self)
+
+    def _populate_cpu_children(self):
+        """Each event's children: the events of its thread that start and end inside it
+        (PyTorch's ``EventList._populate_cpu_children``, for events made by hand)."""
+        by_thread = {}
+        for event in self:
+            by_thread.setdefault((event.thread, event.node_id), []).append(event)
+        for events in by_thread.values():
+            open_events = []
+            for event in sorted(events, key=lambda e: (e.time_range.start, -e.time_range.end)):
+                while open_events:
+                    parent = open_events[-1]
+                    if (event.time_range.start >= parent.time_range.end
+                            or event.time_range.end > parent.time_range.end):
+                        open_events.pop()
+                    else:
+                        parent.cpu_children.append(event)
+                        event.cpu_parent = parent
+                        break
+                open_events.append(event)
 
     def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None,
               top_level_events_only=False):
@@ -307,8 +344,8 @@ class profile:
         if stack is None:
             stack = self._stacks.stack = []
         start = (time.perf_counter_ns() - self._start_ns) / 1000
-        event = FunctionEvent(len(self._events), name, self._thread_number(), start, sequence_nr,
-                              fwd_thread, shapes)
+        event = FunctionEvent(len(self._events), name, self._thread_number(), start,
+                              sequence_nr=sequence_nr, fwd_thread=fwd_thread, input_shapes=shapes)
         if stack:
             event.cpu_parent = stack[-1]
             stack[-1].cpu_children.append(event)
@@ -323,6 +360,18 @@ class profile:
     # --- reading
     def events(self):
         return self._events
+
+    @property
+    def function_events(self):
+        """The events (``torch.autograd.profiler.profile.function_events``)."""
+        return self._events
+
+    @property
+    def self_cpu_time_total(self):
+        return self._events.self_cpu_time_total
+
+    def __str__(self):
+        return self.table()
 
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         return self._events.key_averages(group_by_input_shape)
@@ -407,3 +456,26 @@ class record_function:
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "EventList", "FunctionEvent",
            "FunctionEventAvg"]
+
+
+def _format_time(time_us):
+    """A time in microseconds as PyTorch's profiler prints it (``1.500ms``)."""
+    return _time(time_us)
+
+
+def kineto_available():
+    """PyTorch's CPU builds profile with Kineto; gradwalk's profiler stands in for it."""
+    return True
+
+
+def _profiler_enabled():
+    return bool(_active)
+
+
+def composite_span(name, inputs):
+    """An event for an op built from others (``aten::linear`` around its ``t`` and ``addmm``),
+    recorded by the innermost running profiler, with the inputs' shapes (``[]`` for None) when
+    it records shapes."""
+    profiler = _active[-1]
+    shapes = [list(t.shape) if t is not None else [] for t in inputs] if profiler.record_shapes else None
+    return _Span(profiler, name, -1, 0, shapes)
