@@ -193,7 +193,8 @@ def test_compiled_and_numpy_kernels_agree(monkeypatch):
 
     def run():
         return [K.sleef_expf(x), K.softmax_lastdim(rows), K.log_softmax_lastdim(rows),
-                K.softmax_backward_lastdim(g, rows), K.log_softmax_backward_lastdim(g, rows), K.matmul(a, b)]
+                K.softmax_backward_lastdim(g, rows), K.log_softmax_backward_lastdim(g, rows), K.matmul(a, b),
+                K.sleef_logf(np.abs(x)), K.tanh_backward(g, np.tanh(rows))]
 
     monkeypatch.setattr(K, "FAST_MIN", 1 << 40)
     monkeypatch.setattr(K, "CHAIN_MAX_WORK_NUMPY", 1 << 40)
@@ -201,6 +202,7 @@ def test_compiled_and_numpy_kernels_agree(monkeypatch):
     reference = run()
     monkeypatch.undo()
     monkeypatch.setattr(K, "FAST_MIN", 1)
+    monkeypatch.setattr(K, "FAST_ELEMENTWISE_MIN", 1)
     compiled = run()
     for ref, fast in zip(reference, compiled):
         assert same_bits(ref, fast).all()

@@ -248,3 +248,17 @@ def matmul_chain(a, b):
     out_t = np.empty((n, m), _F)
     _matmul_chain(np.ascontiguousarray(b.T), np.ascontiguousarray(a.T), out_t)
     return np.ascontiguousarray(out_t.T)
+
+
+@njit(cache=True)
+def _tanh_backward_flat(g, y, out):
+    for i in range(g.size):
+        out[i] = g[i] * fma(-y[i], y[i], _F(1.0))
+
+
+def tanh_backward(g, y):
+    """``g * fma(-y, y, 1)`` for same-shape float32 arrays, in ``y``'s memory order."""
+    gc, yc = np.ascontiguousarray(g), np.ascontiguousarray(y)
+    out = np.empty(yc.shape, _F)
+    _tanh_backward_flat(gc.reshape(-1), yc.reshape(-1), out.reshape(-1))
+    return out

@@ -90,6 +90,7 @@ _EXP_POLY = tuple(F32(c) for c in (0.000198527617612853646278381, 0.001393043552
                                    0.00833336077630519866943359, 0.0416664853692054748535156,
                                    0.166666671633720397949219, 0.5))
 FAST_MIN = 256  # arrays of at least this many elements run the compiled kernels (numba on)
+FAST_ELEMENTWISE_MIN = 1 << 14  # tanh_backward: compiled from this size (one pass, not five)
 
 
 def sleef_expf(d):
@@ -255,6 +256,11 @@ def tanh_backward(g, y):
     if y.__class__ is not np.ndarray:  # a scalar: the same float64 arithmetic, in Python floats
         y = float(y)
         return g * F32(1.0 - y * y)
+    if (y.size >= FAST_ELEMENTWISE_MIN and g.__class__ is np.ndarray and g.shape == y.shape
+            and _fast.numba_njit() is not None):
+        from . import _float32_fast
+
+        return _float32_fast.tanh_backward(g, y)
     d = y.astype(F64)
     d *= d
     np.subtract(1.0, d, out=d)
