@@ -17,6 +17,8 @@ tests/test_random.py checks both against each other and against PyTorch.
 * ``bernoulli_double``: a 53-bit double uniform below ``p``, one pass over the words.
 * ``random_from_to``, ``random64_from_to``: ``randint`` / ``random_(low, high)``, ``word % span + low``
   in one pass (a 32-bit remainder for ``random()``'s words, as NumPy's and PyTorch's).
+* ``uniform_float``, ``uniform_double``, ``normal_pairs_double`` (the one-at-a-time normal),
+  ``exp_double``, ``cauchy_double``, ``geometric_double``: the other transformations, likewise.
 
 The words come a chunk at a time from ``Generator._random``: NumPy's MT19937 for a few, and for
 many ``mt19937_fill`` here, the same engine run on NumPy's own state (in place, no copy).
