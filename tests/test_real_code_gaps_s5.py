@@ -515,3 +515,32 @@ def test_inplace_activations_threshold_and_instance_norm():
                  (gw["norm"].running_mean, pt["norm"].running_mean), (gw["norm"].running_var, pt["norm"].running_var)):
         assert_same(a, b, atol=1e-5)
     assert gw["text"] == pt["text"]
+
+
+def test_igamma_and_igammac_with_their_gradient_in_x():
+    gw, pt = run_both("""
+        a = torch.tensor([0.5, 1., 2., 3., 10., 0., 2.5], dtype=torch.float64)
+        x = torch.tensor([0.3, 1., 0.5, 7., 9., 1., 0.], dtype=torch.float64, requires_grad=True)
+        lower, upper = torch.igamma(a, x), torch.igammac(a, x)
+        g, = torch.autograd.grad(lower.sum() + 2 * upper.sum(), x)
+        node = type(lower.grad_fn).__name__
+        check = torch.autograd.gradcheck(lambda x: torch.igamma(a[:5], x), (x.detach()[:5].clone().requires_grad_(),))
+    """)
+    for name in ("lower", "upper", "g"):
+        assert_same(gw[name], pt[name], rtol=1e-10)
+    assert gw["node"] == pt["node"] and gw["check"] and pt["check"]
+    snippet = """
+        a = torch.tensor([1., 2.], requires_grad=True)
+        torch.igamma(a, torch.tensor([1., 2.])).sum().backward()
+    """
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) and message(ours) == message(theirs)
+    snippet = """
+        fwAD = torch.autograd.forward_ad
+        with fwAD.dual_level():
+            d = fwAD.make_dual(torch.ones(3), torch.ones(3))
+            torch.igamma(d, d)
+    """
+    ours, theirs = raised_by("gradwalk", snippet), raised_by("torch", snippet)
+    assert type(ours) is type(theirs) is NotImplementedError
+    assert message(ours).startswith("Trying to use forward AD with")

@@ -508,6 +508,86 @@ class Nextafter(Op):
         return (dx if dx is not None else dy) * 0
 
 
+def _igam_scalar(a, x, upper):
+    """Cephes' ``igam``/``igamc`` (the regularised incomplete gamma functions PyTorch's kernels
+    derive from): a power series below ``x = a + 1``, a continued fraction above."""
+    if math.isnan(a) or math.isnan(x) or a < 0 or x < 0:
+        return math.nan
+    if a == 0:
+        return (0.0 if x > 0 else math.nan) if upper else (1.0 if x > 0 else math.nan)
+    if x == 0:
+        return 1.0 if upper else 0.0
+    if math.isinf(x):
+        return 0.0 if upper else 1.0
+    log_ax = a * math.log(x) - x - math.lgamma(a)
+    if log_ax < -709.78:  # exp underflows
+        return 1.0 if upper else 0.0
+    ax = math.exp(log_ax)
+    if x < a + 1:
+        r, c, total = a, 1.0, 1.0
+        while True:
+            r += 1.0
+            c *= x / r
+            total += c
+            if c / total <= 1.11e-16:
+                break
+        lower = total * ax / a
+        return 1.0 - lower if upper else lower
+    y, z, c = 1.0 - a, x + 2.0 - a, 0.0
+    pkm2, qkm2, pkm1, qkm1 = 1.0, x, x + 1.0, z * x
+    ans = pkm1 / qkm1
+    while True:
+        c += 1.0
+        y += 1.0
+        z += 2.0
+        yc = y * c
+        pk, qk = pkm1 * z - pkm2 * yc, qkm1 * z - qkm2 * yc
+        t = 1.0
+        if qk != 0:
+            r = pk / qk
+            t = abs((ans - r) / r)
+            ans = r
+        pkm2, pkm1, qkm2, qkm1 = pkm1, pk, qkm1, qk
+        if abs(pk) > 4.5e15:
+            pkm2, pkm1, qkm2, qkm1 = pkm2 / 4.5e15, pkm1 / 4.5e15, qkm2 / 4.5e15, qkm1 / 4.5e15
+        if t <= 1.11e-16:
+            break
+    return ans * ax if upper else 1.0 - ans * ax
+
+
+class Igamma(Op):
+    """``igamma(a, x)``: the regularised lower incomplete gamma function P(a, x). Its derivative
+    in ``x`` is the gamma density; in ``a`` it is not implemented (PyTorch's neither)."""
+
+    name = "IgammaBackward0"
+    upper = False
+
+    @classmethod
+    def forward(cls, a, x):
+        a64, x64 = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+        values = np.frompyfunc(lambda p, q: _igam_scalar(p, q, cls.upper), 2, 1)(a64, x64)
+        return np.asarray(values, dtype=np.float64).astype(np.result_type(a, x), copy=False)
+
+    def save(ctx, a, x, out):
+        ctx.save(self=a, other=x)
+
+    def backward(ctx, g):
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{ctx.op.__name__.lower()}: input' is not implemented.")
+        a, x = ctx.self, ctx.other
+        log_gamma_a = _tensor.Tensor._make(np.vectorize(lambda v: math.lgamma(v) if v > 0 else math.inf,
+                                                        otypes=[a._data.dtype])(a._data))
+        density = ((a - 1) * x.log() - x - log_gamma_a).exp()  # (a needs no grad: a constant)
+        return None, (-g * density if ctx.op.upper else g * density)
+
+
+class Igammac(Igamma):
+    """``igammac(a, x) = 1 - igamma(a, x)``, the upper one."""
+
+    name = "IgammacBackward0"
+    upper = True
+
+
 class _ModScalar(Op):
     """``fmod``/``remainder`` by a number: the gradient passes straight through."""
 
@@ -693,6 +773,16 @@ def atan2(input, other):
     if not (input.dtype.is_floating_point or as_tensor_arg(other).dtype.is_floating_point):
         return apply_op(Atan2, (input, as_tensor_arg(other)), out_dtype=float32)
     return _binary(Atan2, input, other)
+
+
+@export()
+def igamma(input, other):
+    return _binary(Igamma, input, other)
+
+
+@export()
+def igammac(input, other):
+    return _binary(Igammac, input, other)
 
 
 @export()
