@@ -1,7 +1,7 @@
 """Convolutions and max pooling beside PyTorch on one thread: each layer forward and forward +
 backward, and whole training steps, on the digits CNN and on a CIFAR-sized batch.
 
-    .venv/bin/python benchmarks/bench_conv.py [--repeat 7] [--only ab]
+    .venv/bin/python benchmarks/bench_conv.py [--repeat 7] [--only abg]
 
 (a) the digits CNN of ``examples/train_digits_cnn.py`` / ``bench_training.py`` (1x8x8 images,
     batch 32: Conv2d(1, 16, 3, padding=1), ReLU, Conv2d(16, 32, 3, padding=1), ReLU, MaxPool2d(2),
@@ -9,6 +9,10 @@ backward, and whole training steps, on the digits CNN and on a CIFAR-sized batch
 (b) a CIFAR-sized batch, 64x3x32x32: Conv2d(3, 32, 3, padding=1), MaxPool2d(2),
     Conv2d(32, 64, 3, padding=1), MaxPool2d(2), Conv2d(64, 128, 3, padding=1), MaxPool2d(2), each
     with ReLU, then Linear(2048, 10): each layer, then one SGD training step.
+(g) the matrix products alone (``--only g``): what OpenBLAS reaches, in GFLOP/s, on each wide
+    layer's three products in the layout gradwalk uses and in the others one could use (one large
+    GEMM per layer, NHWC columns, ``np.dot`` on 2-D contiguous operands), beside ``torch.mm`` on the
+    same operands and PyTorch's whole convolution forward.
 A layer's "fwd + bwd" is ``layer(x).backward(g)`` with input, weight and bias gradients. Prints
 best-of-``repeat`` CPU milliseconds, gradwalk / PyTorch, and whether the outputs and gradients are
 bit-identical to PyTorch's ("bits") or their largest difference (the matrix products are
@@ -154,6 +158,45 @@ def section(title, spec, batch_shape, flat, repeat, steps_per_timing):
     print(f"{t_torch * 1e3:9.3f} {t_gw * 1e3:9.3f} ms {t_gw / t_torch:7.2f}x   first loss {agree}")
 
 
+def gemm_section(repeat):
+    """(g): GFLOP/s of each way to lay out a 3x3 layer's products, on random float32 operands."""
+    print("(g) the products alone, GFLOP/s (2 * O * C*9 * N*OH*OW flops each)")
+    rng = np.random.default_rng(0)
+    for n, c, h, o in [(32, 16, 8, 32), (64, 3, 32, 32), (64, 32, 16, 64), (64, 64, 8, 128)]:
+        k, p = c * 9, h * h
+        flops = 2 * n * p * o * k
+        w = rng.standard_normal((o, k)).astype(np.float32)
+        cols = rng.standard_normal((n, k, p)).astype(np.float32)  # gradwalk's forward layout
+        cols_knp = np.ascontiguousarray(cols.transpose(1, 0, 2)).reshape(k, n * p)  # one GEMM
+        rows = np.ascontiguousarray(cols.transpose(0, 2, 1)).reshape(n * p, k)  # NHWC columns
+        g = rng.standard_normal((n, o, p)).astype(np.float32)
+        g_rows = np.ascontiguousarray(g.transpose(1, 0, 2)).reshape(o, n * p)
+        g_nhwc = np.ascontiguousarray(g.transpose(0, 2, 1)).reshape(n * p, o)
+        x = torch.from_numpy(rng.standard_normal((n, c, h, h)).astype(np.float32))
+        wt = torch.from_numpy(w.reshape(o, c, 3, 3).copy())
+        work = [
+            ("forward: per-sample W @ cols[n] (gradwalk)", lambda: np.matmul(w, cols)),
+            ("forward: one GEMM W @ (C*9, N*OH*OW)", lambda: w @ cols_knp),
+            ("forward: one GEMM, then transposed to NCHW",
+             lambda: np.ascontiguousarray((w @ cols_knp).reshape(o, n, p).transpose(1, 0, 2))),
+            ("forward: NHWC rows @ W.T", lambda: rows @ w.T),
+            ("forward: np.dot, 2-D contiguous", lambda: np.dot(w, cols_knp)),
+            ("forward: torch.mm, same operands", lambda: torch.from_numpy(w) @ torch.from_numpy(cols_knp)),
+            ("input grad: per-sample W.T @ g[n] (gradwalk)", lambda: np.matmul(w.T, g)),
+            ("input grad: one GEMM W.T @ (O, N*OH*OW)", lambda: w.T @ g_rows),
+            ("input grad: NHWC g @ W", lambda: g_nhwc @ w),
+            ("weight grad: (O, N*OH*OW) @ rows (gradwalk)", lambda: g_rows @ rows),
+            ("weight grad: the same, columns transposed", lambda: g_rows @ cols_knp.T),
+            ("weight grad: per-sample products summed", lambda: np.matmul(g, cols.transpose(0, 2, 1)).sum(0)),
+            ("weight grad: torch.mm, same operands", lambda: torch.from_numpy(g_rows) @ torch.from_numpy(rows)),
+            ("PyTorch conv2d forward (whole layer)", lambda: torch.nn.functional.conv2d(x, wt, padding=1)),
+        ]
+        print(f"  Conv2d({c}, {o}) on {n}x{c}x{h}x{h}: {o} x {k} x {n * p}, {flops / 1e6:.0f} MFLOP")
+        for name, fn in work:
+            t = best(fn, repeat, clock)
+            print(f"    {name:<54} {t * 1e3:9.3f} ms {flops / t / 1e9:7.1f} GFLOP/s", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
@@ -171,6 +214,8 @@ def main():
         section("(b) CIFAR-sized batch, 64x3x32x32",
                 [("conv", 3, 32), ("pool",), ("conv", 32, 64), ("pool",), ("conv", 64, 128), ("pool",)],
                 (64, 3, 32, 32), 2048, args.repeat, 2)
+    if "g" in args.only:
+        gemm_section(args.repeat)
 
 
 if __name__ == "__main__":
