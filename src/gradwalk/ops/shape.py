@@ -203,11 +203,13 @@ class Expand(Op):
         # a strided view with stride 0 on the broadcast dims, writable as PyTorch's is (writing one
         # element of it, x.expand(3)[0] = 0, writes the shared one; whole-tensor in-place ops are
         # refused by _write_inplace's overlap check)
+        flags = x.flags
+        if not (flags.c_contiguous and flags.writeable):  # (rare) NumPy's read-only broadcast
+            return np.broadcast_to(x, size)
         lead = len(size) - x.ndim
-        strides = [0] * lead + [0 if n == 1 and s != 1 else st
-                                for n, s, st in zip(x.shape, size[lead:], x.strides)]
-        return np.lib.stride_tricks.as_strided(x, shape=size, strides=strides,
-                                               writeable=x.flags.writeable)
+        strides = (0,) * lead + tuple(0 if n == 1 and s != 1 else st
+                                      for n, s, st in zip(x.shape, size[lead:], x.strides))
+        return np.ndarray(size, x.dtype, x, 0, strides)  # over x's buffer: faster than broadcast_to
 
     def backward(ctx, g):
         return g.sum_to_size(ctx._attrs["self_sym_sizes"]),
@@ -744,12 +746,29 @@ def contiguous(input, memory_format=None):
     return clone(input)
 
 
+def _to_signature_error(args, kwargs):
+    def name(v):
+        return {"dtype": "torch.dtype", "device": "torch.device", "Tensor": "Tensor"}.get(
+            type(v).__name__, type(v).__name__)
+
+    got = "".join(f"{name(a)}, " for a in args) + "".join(f"{k}={name(v)}, " for k, v in kwargs.items())
+    return (f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+            " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, "
+            "*, torch.memory_format memory_format = None)\n"
+            " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+            "memory_format = None)\n"
+            " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+            "memory_format = None)\n")
+
+
 @export(function=False)
-def to(input, *args, dtype=None, copy=False, device=None, non_blocking=False, memory_format=None):
+def to(input, *args, dtype=None, copy=False, device=None, non_blocking=False, memory_format=None, **unexpected):
     """``x.to(torch.float64)``, ``x.to("cpu")``, ``x.to(device, dtype)``, ``x.to(other)``."""
     from .._device import on_cpu
     from .._dtype import as_dtype, dtype as dtype_cls
     Tensor = _tensor.Tensor
+    if unexpected:  # PyTorch's argument parser: x.to(requires_grad=True), an old tutorial's line
+        raise TypeError(_to_signature_error(args, unexpected))
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
