@@ -219,3 +219,23 @@ def test_a_tensor_compared_with_none():
         results = [t == None, t != None, None == t, None != t]  # noqa: E711
     """)
     assert gw["results"] == pt["results"] == [False, True, False, True]
+
+
+# ---------------------------------------------------------------- old tutorials' removed APIs
+
+@pytest.mark.parametrize("call", ["torch.solve(torch.eye(2), torch.eye(2))", "torch.eig(torch.eye(2))",
+                                  "torch.symeig(torch.eye(2))", "torch.lstsq(torch.eye(2), torch.eye(2))",
+                                  "torch.matrix_rank(torch.eye(2))", "torch.eye(2).solve(torch.eye(2))"])
+def test_functions_pytorch_2_removed_raise_its_error(call):
+    assert_same_error(call)
+
+
+def test_to_with_requires_grad_is_refused_as_by_pytorchs_parser():
+    assert_same_error("torch.ones(2).to(requires_grad=True)")
+
+
+def test_the_meta_device_is_refused_with_a_clear_error():
+    for snippet in ("torch.ones(2, device='meta')", "torch.nn.Linear(2, 2).to('meta')",
+                    "torch.nn.Conv2d(3, 5, 2, device='meta')"):
+        error = raised_by("gradwalk", snippet)
+        assert isinstance(error, NotImplementedError) and "meta device" in str(error)

@@ -176,3 +176,40 @@ def test_import_functorch_is_served_by_gradwalk(tmp_path):
         print(ft.vmap(torch.dot)(torch.ones(2, 3), torch.ones(2, 3)), ft.grad(lambda t: (t * t).sum())(x[0]))
     """)
     assert ours == theirs
+
+
+# ---------------------------------------------------------------- parametrize's checks at registration
+
+def test_register_parametrization_runs_the_parametrization_once_to_check_it():
+    gw, pt = run_both("""
+        calls = []
+        class Noisy(torch.nn.Module):
+            def forward(self, X):
+                calls.append("computed")
+                return X
+        class Double(torch.nn.Module):
+            def forward(self, X):
+                calls.append("double")
+                return X * 2
+        layer = torch.nn.Linear(4, 4)
+        torch.nn.utils.parametrize.register_parametrization(layer, "weight", Noisy())
+        at_registration = list(calls)
+        torch.nn.utils.parametrize.register_parametrization(layer, "weight", Double())
+        at_second = list(calls)
+    """)
+    assert gw["at_registration"] == pt["at_registration"] == ["computed"]
+    assert gw["at_second"] == pt["at_second"]
+
+
+@pytest.mark.parametrize("second", [False, True])
+@pytest.mark.parametrize("forward", ["return X[:2]", "return X.double()", "return X.tolist()"])
+def test_a_parametrization_that_changes_shape_or_dtype_is_refused(forward, second):
+    assert_same_error(f"""
+        class Bad(torch.nn.Module):
+            def forward(self, X):
+                {forward}
+        layer = torch.nn.Linear(3, 3)
+        if {second}:
+            torch.nn.utils.parametrize.register_parametrization(layer, "weight", torch.nn.Identity())
+        torch.nn.utils.parametrize.register_parametrization(layer, "weight", Bad())
+    """)

@@ -66,6 +66,9 @@ def on_cpu(where):
         return CPU
     if where.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
+    if where.type == "meta":  # PyTorch has it on every build; gradwalk tensors always hold their values
+        raise NotImplementedError("gradwalk does not support the meta device (tensors with a shape and no data); "
+                                  "make the tensor or module on the CPU instead")
     raise RuntimeError(f"PyTorch is not linked with support for {where.type} devices")
 
 

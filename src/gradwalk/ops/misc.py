@@ -273,3 +273,48 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
         attn = nnF.dropout(attn, dropout_p, training=True)
     return F.matmul(attn, value)
+
+
+# ---------------------------------------------------------------- functions PyTorch 2 removed
+
+_REMOVED = "This function was deprecated since version 1.9 and is now removed. "
+_REMOVED_MESSAGES = {
+    "solve": _REMOVED + "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` has its "
+    "arguments reversed and does not return the LU factorization.\n\nTo get the LU factorization see `torch.lu`, "
+    "which can be used with `torch.lu_solve` or `torch.lu_unpack`.\nX = torch.solve(B, A).solution should be "
+    "replaced with:\nX = torch.linalg.solve(A, B)",
+    "eig": _REMOVED + "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather than real "
+    "tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be replaced with:\nL_complex = "
+    "torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, eigenvectors=True) should be replaced with:\n"
+    "L_complex, V_complex = torch.linalg.eig(A)",
+    "symeig": _REMOVED + "The default behavior has changed from using the upper triangular portion of the matrix by "
+    "default to using the lower triangular portion.\n\nL, _ = torch.symeig(A, upper=upper) should be replaced "
+    "with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = torch.symeig(A, "
+    "eigenvectors=True) should be replaced with:\nL, V = torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+    "lstsq": _REMOVED + "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg.lstsq` has "
+    "reversed arguments and does not return the QR decomposition in the returned tuple (although it returns other "
+    "information about the problem).\n\nTo get the QR decomposition consider using `torch.linalg.qr`.\n\nThe "
+    "returned solution in `torch.lstsq` stored the residuals of the solution in the last m - n columns of the "
+    "returned value whenever m > n. In torch.linalg.lstsq, the residuals are in the field 'residuals' of the "
+    "returned named tuple.\n\nThe unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+    "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution",
+    "matrix_rank": "This function was deprecated since version 1.9 and is now removed.\nPlease use the "
+    "`torch.linalg.matrix_rank` function instead. The parameter 'symmetric' was renamed in "
+    "`torch.linalg.matrix_rank()` to 'hermitian'.",
+}
+
+
+def _removed(name, method=True):
+    def fn(*args, **kwargs):
+        raise RuntimeError(_REMOVED_MESSAGES[name])
+
+    fn.__name__ = name
+    fn.__doc__ = f"``torch.{name}``: removed in PyTorch 2; raises PyTorch's RuntimeError naming its replacement."
+    return export(name, method=method)(fn)
+
+
+solve = _removed("solve")
+eig = _removed("eig")
+symeig = _removed("symeig")
+lstsq = _removed("lstsq")
+matrix_rank = _removed("matrix_rank", method=False)

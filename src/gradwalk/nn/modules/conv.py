@@ -1,6 +1,7 @@
 """``Conv2d`` and ``MaxPool2d``."""
 import math
 
+from ..._device import on_cpu
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -17,6 +18,7 @@ class Conv2d(Module):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
+        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
         super().__init__()
         if in_channels % groups != 0:
             raise ValueError("in_channels must be divisible by groups")

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from ..._device import on_cpu
 from ..._dtype import get_default_dtype
 from ...tensor import Tensor
 from .. import functional as F
@@ -28,6 +29,7 @@ class Linear(Module):
     uniform in +-1/sqrt(in_features)."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features

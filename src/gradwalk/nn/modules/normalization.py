@@ -1,6 +1,7 @@
 """``LayerNorm``, ``BatchNorm1d`` and ``BatchNorm2d``."""
 import numpy as np
 
+from ..._device import on_cpu
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -12,6 +13,7 @@ from .module import Module
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
                  dtype=None):
+        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -39,6 +41,7 @@ class LayerNorm(Module):
 class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, bias=True):
+        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
         super().__init__()
         self.num_features = num_features
         self.eps = eps

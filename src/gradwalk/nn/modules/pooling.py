@@ -1,5 +1,6 @@
 """``AvgPool2d``, ``AdaptiveAvgPool2d``, ``ConvTranspose2d`` and ``DataParallel``."""
 
+from ..._device import on_cpu
 from .. import functional as F
 from ..parameter import Parameter
 from .conv import Conv2d, _pair
@@ -43,6 +44,7 @@ class ConvTranspose2d(Module):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
                  groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
         super().__init__()
         if in_channels % groups != 0:
             raise ValueError("in_channels must be divisible by groups")

@@ -1,4 +1,5 @@
 """``Embedding``: a lookup table of learnable rows."""
+from ..._device import on_cpu
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -10,6 +11,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None,
                  dtype=None):
+        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim

@@ -50,6 +50,8 @@ class ParametrizationList(ModuleList):
         if new is not original:
             original.data = new.data if not isinstance(new, Parameter) else new.data
         self.original = original if isinstance(original, Parameter) else Parameter(original)
+        if not unsafe:  # PyTorch's consistency check: forward(right_inverse(original)) once, now
+            _check_same_kind(self(), original, None, None)
 
     def right_inverse(self, value):
         with _no_grad():
@@ -63,6 +65,22 @@ class ParametrizationList(ModuleList):
         for module in list(self)[1:]:
             x = module(x)
         return x
+
+
+def _check_same_kind(result, tensor, name, result_name):
+    from ...tensor import Tensor
+
+    if not isinstance(result, Tensor):
+        raise ValueError(f"A parametrization must return a tensor. Got {type(result).__name__}.")
+    for what in ("dtype", "shape"):
+        before, after = getattr(tensor, what), getattr(result, what)
+        if before != after:
+            if name is None:  # the first parametrization of the tensor (PyTorch's two wordings)
+                raise ValueError(f"Registering a parametrization may not change the {what} of the tensor, unless "
+                                 f"`unsafe` flag is enabled.\nunparametrized {what}: {before}\n"
+                                 f"parametrized {what}: {after}")
+            raise ValueError(f"Registering a parametrization may not change the {what} of the tensor, unless the "
+                             f"`unsafe` flag is enabled.\n{name}.{what}: {before}\n{result_name}.{what}: {after}")
 
 
 def _no_grad():
@@ -96,7 +114,11 @@ def _add_property(cls, name):
 
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
     if is_parametrized(module, tensor_name):
+        if not unsafe:  # PyTorch checks the new one on the current value (which runs the others)
+            y = getattr(module, tensor_name)
+            _check_same_kind(parametrization(y), y, f"module.{tensor_name}", f"parametrization(module.{tensor_name})")
         module.parametrizations[tensor_name].append(parametrization)
+        module.parametrizations[tensor_name].unsafe |= unsafe
         return module
     if tensor_name in module._parameters:
         original = module._parameters.pop(tensor_name)
