@@ -56,3 +56,11 @@ class UndefinedGrad:
 
 _functions = _types.SimpleNamespace(AccumulateGrad=_AccumulateGrad, DelayedError=DelayedError,
                                     UndefinedGrad=UndefinedGrad)
+
+
+def _current_autograd_node():
+    """The node the backward engine is running now (seen from a hook, a saved tensor's unpack
+    hook or a custom Function's backward), else None: PyTorch's ``torch._C._current_autograd_node``."""
+    from .autograd import engine
+
+    return engine._current_node

@@ -32,6 +32,11 @@ from ..ops.cascade_sum import cascade_sum as _cascade_sum
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class, accumulate_into_grad
 
+# The node being run (``torch._C._current_autograd_node()``: PyTorch's thread-local current
+# evaluating node): set as each node is popped, put back to what it was when a pass ends, so a
+# hook, an unpack hook or a custom backward sees its own node, and code outside backward None.
+_current_node = None
+
 
 class _Task(float):
     """A ready-queue entry: a float equal to minus its node's sequence number (heapq is a
@@ -389,7 +394,9 @@ class GraphTask:
 
     # ------------------------------------------------------------------ running
     def run(self):
+        global _current_node
         prev = _grad_state.grad_enabled
+        prev_node = _current_node  # (a reentrant backward runs inside a node of an outer pass)
         _grad_state.grad_enabled = self.create_graph  # formulas record only with create_graph
         try:
             with cyclic_gc_paused():
@@ -400,12 +407,14 @@ class GraphTask:
                         self._step()
         finally:
             _grad_state.grad_enabled = prev
+            _current_node = prev_node
         return self.captured
 
     def _run_plain(self):
         """``run`` for a plain task (no observer, no ``inputs=``): ``_step``'s common paths in one
         loop. An op node or an AccumulateGrad without hooks runs here; any other node, and every
         node while a profiler or anomaly mode watches, goes through ``_step``."""
+        global _current_node
         queue = self.queue.c
         release = not self.keep_graph
         send = self._send_plain
@@ -420,12 +429,15 @@ class GraphTask:
                 else:
                     task = _heappop(queue)
                     fn, buffer = task.fn, task.buffer
+                _current_node = fn
                 formula = fn._formula  # an op node's (None for AccumulateGrad and the others)
                 if fn._hooked or watched:
                     self._run_task(fn, buffer)
                     watched = _watched()  # (user code ran: it may have started a profiler)
                 elif formula is not None and buffer[0] is not None:
                     outputs = formula(fn, *buffer)
+                    if fn._post_hooks:  # registered while it ran (by an unpack hook, say)
+                        outputs = _call_post_hooks(fn, list(outputs), [None] * len(buffer))
                     if release and fn._saved:  # (an op node that saved nothing has nothing to free)
                         fn.release_variables()
                     held = send(fn, outputs, True)
@@ -454,18 +466,23 @@ class GraphTask:
 
     def step(self):
         """Run exactly one node (the one the ready queue pops); the stepper calls this."""
+        global _current_node
         prev = _grad_state.grad_enabled
+        prev_node = _current_node
         _grad_state.grad_enabled = self.create_graph
         try:
             self._step()
         finally:
             _grad_state.grad_enabled = prev
+            _current_node = prev_node
 
     def done(self):
         return not self.queue.c
 
     def _step(self):
+        global _current_node
         task = _heappop(self.queue.c)
+        _current_node = task.fn
         try:
             self._run_task(task.fn, task.buffer)
         finally:
@@ -482,6 +499,8 @@ class GraphTask:
                         outputs = fn._formula(fn, *buffer) if _any_defined(buffer) else _undefined(fn)
                     else:
                         outputs = validate_outputs(fn, list(fn.apply(buffer)))
+                    if fn._post_hooks:  # registered while it ran (by an unpack hook, say)
+                        outputs = _call_post_hooks(fn, list(outputs), [None] * len(buffer))
                     if not self.keep_graph:
                         fn.release_variables()
                     self._send_plain(fn, outputs)
@@ -532,6 +551,7 @@ class GraphTask:
             self._capture(fn, inputs)
         if fn._pre_hooks:
             inputs = _call_pre_hooks(fn, inputs)
+        had_post_hooks = bool(fn._post_hooks)
         if type(fn) is AccumulateGrad:
             if not self.accumulate_grad:
                 return []
@@ -543,8 +563,8 @@ class GraphTask:
         else:
             outputs = fn.apply(inputs)
             outputs = validate_outputs(fn, list(outputs))
-        if fn._post_hooks:
-            outputs = _call_post_hooks(fn, outputs, inputs)
+        if fn._post_hooks:  # one registered while fn ran sees no inputs (PyTorch moved them)
+            outputs = _call_post_hooks(fn, outputs, inputs if had_post_hooks else [None] * len(inputs))
         if self.observer is not None:
             self.observer.on_outputs(self, fn, inputs, outputs)
         return outputs

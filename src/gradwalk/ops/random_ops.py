@@ -239,6 +239,16 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """``empty(size).normal_(0, 1)``: 16 at a time for 16 or more values, one at a time below."""
     on_cpu(device)
+    if _observers.profiler is not None:  # a profiler records aten::randn (empty, then normal_)
+        from ..profiler import _active, _Span
+
+        with _Span(_active[-1], "aten::randn"):
+            with _Span(_active[-1], "aten::empty"):
+                t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype,
+                                                                  "normal_kernel_cpu"))
+            with _Span(_active[-1], "aten::normal_"):
+                t = normal_(t, generator=generator)
+        return _finish(t, requires_grad)
     t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "normal_kernel_cpu"))
     return _finish(normal_(t, generator=generator), requires_grad)
 

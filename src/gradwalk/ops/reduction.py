@@ -359,29 +359,32 @@ def _sum_dtype(x, dtype):
     return int64 if x.dtype.np.kind in "bi" else x.dtype
 
 
+_NO_DIM = object()  # sum()/mean() without dim (SumBackward0) is not sum(dim=None) (SumBackward1)
+
+
 @export()
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001
+def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None):  # noqa: A001
     out_dtype = _sum_dtype(input, dtype)
     np_dtype = out_dtype.np
-    if dim is None:
+    if dim is _NO_DIM and not keepdim:
         return apply_op(SumAll, (input,), {"self_sym_sizes": input.shape, "dtype": np_dtype},
                         out_dtype=out_dtype)
-    dims = normalize_dims(dim, input.ndim)
+    dims = normalize_dims(None if dim is _NO_DIM else dim, input.ndim)
     return apply_op(SumDim, (input,), {"dim": dims, "keepdim": keepdim,
                                        "self_sym_sizes": input.shape, "dtype": np_dtype},
                     out_dtype=out_dtype)
 
 
 @export()
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None):
     if not input.dtype.is_floating_point and dtype is None:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {input.dtype.short_name}")
-    if dim is None:
+    if dim is _NO_DIM and not keepdim:
         return apply_op(MeanAll, (input,), {"self_sym_sizes": input.shape,
                                             "self_sym_numel": input.numel()})
-    dims = normalize_dims(dim, input.ndim)
+    dims = normalize_dims(None if dim is _NO_DIM else dim, input.ndim)
     return apply_op(MeanDim, (input,), {"dim": dims, "keepdim": keepdim, "self_sym_sizes": input.shape,
                                         "self_sym_numel": input.numel()})
 
