@@ -15,7 +15,18 @@ import gradwalk
 from gradwalk import _fast
 from gradwalk.ops import _float32_kernels as K
 
-torch.set_num_threads(1)  # PyTorch splits elementwise work per thread; one thread: one split
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """PyTorch splits large elementwise work per thread (each share's tail takes the scalar
+    loop); on one thread there is one split. Restored after each test: other tests compare sums
+    split over the default count."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
 
 SHAPES = [(), (1,), (7,), (31,), (32,), (33,), (5, 27), (64, 100), (3, 4, 65), (100000,)]
 
