@@ -428,7 +428,7 @@ def nll_cascade_sum(values):
 # chain of fused multiply-adds over k in order, ``acc = fma(a[i, p], b[p, j], acc)`` from 0, for
 # k up to 256 (from 384 on, some layouts take another order), except a few products with a
 # transposed ``b`` (``_other_kernel``). There the chain is PyTorch's bits; elsewhere NumPy's BLAS
-# is used as it is (PyTorch's bits for most elements: 96.5-100% on the shapes measured).
+# is used as it is (PyTorch's bits for 96.5-100% of elements on most shapes measured).
 CHAIN_MAX_K = 256
 CHAIN_MIN_WORK = 1 << 12      # m * k * n below this: no compiled call (the NumPy chain, k <= 32)
 CHAIN_MAX_WORK = 1 << 18      # above: NumPy's BLAS (the compiled chain is slower than BLAS)
