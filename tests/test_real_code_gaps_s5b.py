@@ -116,3 +116,167 @@ def test_profiler_records_randn_as_empty_then_normal():
         "aten::randn", "aten::normal_", "aten::sum", "autograd::engine::evaluate_function: SumBackward1"]
     assert events[0] == t_events[0] == ("aten::randn", ["aten::empty", "aten::normal_"])
     assert seqs[0] == seqs[1] >= 0 and t_seqs[0] == t_seqs[1] >= 0
+
+
+# --- nn.RNN, nn.LSTM, nn.GRU and the cells ---------------------------------------------------
+
+RNN_CASES = [
+    ("LSTM", {}), ("GRU", {}), ("RNN", {}), ("RNN", {"nonlinearity": "relu"}),
+    ("LSTM", {"num_layers": 2, "bidirectional": True}),
+    ("GRU", {"num_layers": 3, "bidirectional": True, "bias": False}),
+    ("LSTM", {"num_layers": 2, "proj_size": 2}),
+    ("LSTM", {"num_layers": 2, "dropout": 0.3}),
+    ("RNN", {"num_layers": 2, "batch_first": True}),
+]
+
+
+def _rnn_run(lib, cls, kwargs, dtype, with_h0, training):
+    """Build after manual_seed, run on a (batch 2, 4 steps, 3 features) input, backward."""
+    lib.manual_seed(0)
+    layer = getattr(lib.nn, cls)(3, 5, dtype=getattr(lib, dtype), **kwargs)
+    layer.train(training)
+    lib.manual_seed(1)
+    shape = (2, 4, 3) if layer.batch_first else (4, 2, 3)
+    x = lib.randn(*shape, dtype=getattr(lib, dtype), requires_grad=True)
+    args = [x]
+    if with_h0:
+        n = layer.num_layers * (2 if layer.bidirectional else 1)
+        h0 = lib.randn(n, 2, layer.proj_size or 5, dtype=getattr(lib, dtype))
+        args.append((h0, lib.randn(n, 2, 5, dtype=getattr(lib, dtype))) if cls == "LSTM" else h0)
+    out, hidden = layer(*args)
+    hidden = hidden if isinstance(hidden, tuple) else (hidden,)
+    (out.pow(2).sum() + sum(h.sum() for h in hidden)).backward()
+    return {
+        "names": [name for name, _ in layer.named_parameters()],
+        "flat": list(layer._flat_weights_names),
+        "init": [p.detach().numpy().copy() for p in layer.parameters()],
+        "repr": repr(layer),
+        "shapes": [tuple(out.shape)] + [tuple(h.shape) for h in hidden],
+        "values": [out.detach().numpy()] + [h.detach().numpy() for h in hidden],
+        "grads": [x.grad.numpy()] + [p.grad.numpy() for p in layer.parameters()],
+    }
+
+
+@pytest.mark.parametrize("cls,kwargs", RNN_CASES)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("with_h0,training", [(False, False), (True, True)])
+def test_recurrent_layer_matches_torch(cls, kwargs, dtype, with_h0, training):
+    mine = _rnn_run(gradwalk, cls, kwargs, dtype, with_h0, training)
+    theirs = _rnn_run(torch, cls, kwargs, dtype, with_h0, training)
+    assert mine["names"] == theirs["names"] == mine["flat"] == theirs["flat"]
+    assert mine["repr"] == theirs["repr"]
+    for a, b in zip(mine["init"], theirs["init"]):  # the same draws from the same seed
+        np.testing.assert_array_equal(a, b)
+    assert mine["shapes"] == theirs["shapes"]
+    # float64: the same ops in the same order (BLAS may round a last bit differently); float32:
+    # PyTorch's CPU LSTM runs through oneDNN, so last bits differ
+    tol = {"float64": dict(rtol=1e-12, atol=1e-14), "float32": dict(rtol=1e-5, atol=1e-6)}[dtype]
+    for a, b in zip(mine["values"] + mine["grads"], theirs["values"] + theirs["grads"]):
+        np.testing.assert_allclose(a, b, **tol)
+
+
+def test_recurrent_layer_parameters_are_pytorchs():
+    layer = gradwalk.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    t_layer = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    assert [n for n, _ in layer.named_parameters()][:5] == ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+                                                            "bias_hh_l0", "weight_ih_l0_reverse"]
+    assert [tuple(p.shape) for p in layer._flat_weights] == [tuple(p.shape) for p in t_layer._flat_weights]
+    assert [[tuple(w.shape) for w in ws] for ws in layer.all_weights] == \
+        [[tuple(w.shape) for w in ws] for ws in t_layer.all_weights]
+    assert layer._flat_weights[0] is layer.weight_ih_l0
+    new = gradwalk.nn.Parameter(gradwalk.zeros(16, 3))
+    layer.weight_ih_l0 = new  # assigning a weight updates _flat_weights, as in PyTorch
+    assert layer._flat_weights[0] is new
+    assert sorted(layer.state_dict()) == sorted(t_layer.state_dict())
+
+
+def test_unbatched_input_and_batch_first():
+    for lib in (gradwalk, torch):
+        lib.manual_seed(0)
+        gru = lib.nn.GRU(3, 5, batch_first=True)
+        out, h = gru(lib.randn(4, 3), lib.zeros(1, 5))
+        assert tuple(out.shape) == (4, 5) and tuple(h.shape) == (1, 5)
+        lstm = lib.nn.LSTM(3, 5, batch_first=True)
+        out, (h, c) = lstm(lib.randn(2, 7, 3))
+        assert tuple(out.shape) == (2, 7, 5) and tuple(h.shape) == tuple(c.shape) == (1, 2, 5)
+
+
+def _error(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("case", ["input_size", "hidden", "dims", "proj_on_gru", "dtype", "lstm_hx_dims",
+                                  "cell_dims", "nonlinearity"])
+def test_recurrent_layer_errors_are_pytorchs(case):
+    def make(lib):
+        def run():
+            if case == "input_size":
+                lib.nn.LSTM(3, 5)(lib.randn(4, 2, 6))
+            elif case == "hidden":
+                lib.nn.GRU(3, 5)(lib.randn(4, 2, 3), lib.randn(1, 3, 5))
+            elif case == "dims":
+                lib.nn.RNN(3, 5)(lib.randn(4, 2, 3, 1))
+            elif case == "proj_on_gru":
+                lib.nn.GRU(3, 5, proj_size=2)
+            elif case == "dtype":
+                lib.nn.RNN(3, 5)(lib.randn(4, 2, 3, dtype=lib.float64))
+            elif case == "lstm_hx_dims":
+                lib.nn.LSTM(3, 5)(lib.randn(4, 2, 3), (lib.randn(1, 2, 5), lib.randn(2, 5)))
+            elif case == "cell_dims":
+                lib.nn.LSTMCell(3, 5)(lib.randn(4, 2, 3))
+            elif case == "nonlinearity":
+                lib.nn.RNN(3, 5, nonlinearity="sigmoid")
+        return run
+
+    mine, theirs = _error(make(gradwalk)), _error(make(torch))
+    assert mine[0] is theirs[0]
+    assert mine[1].replace("gradwalk.", "torch.") == theirs[1]
+
+
+def test_packed_sequence_is_refused_by_name():
+    class PackedSequence(tuple):  # what torch.nn.utils.rnn.pack_padded_sequence returns
+        pass
+
+    with pytest.raises(NotImplementedError, match="PackedSequence"):
+        gradwalk.nn.LSTM(3, 5)(PackedSequence((gradwalk.randn(4, 3), gradwalk.tensor([2, 2]))))
+
+
+@pytest.mark.parametrize("cls", ["RNNCell", "LSTMCell", "GRUCell"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("batched", [True, False])
+def test_cells_match_torch(cls, dtype, batched):
+    def run(lib):
+        lib.manual_seed(0)
+        cell = getattr(lib.nn, cls)(3, 4, dtype=getattr(lib, dtype))
+        lib.manual_seed(1)
+        x = lib.randn(*((2, 3) if batched else (3,)), dtype=getattr(lib, dtype), requires_grad=True)
+        h = x
+        outs = []
+        state = None
+        for _ in range(3):  # a few steps, the state fed back
+            state = cell(h, state)
+            out = state[0] if cls == "LSTMCell" else state
+            outs.append(out)
+            h = x
+        sum(o.sum() for o in outs).backward()
+        return ([p.detach().numpy().copy() for p in cell.parameters()], repr(cell),
+                [o.detach().numpy() for o in outs] + [x.grad.numpy()] + [p.grad.numpy() for p in cell.parameters()])
+
+    (init, rep, vals), (t_init, t_rep, t_vals) = run(gradwalk), run(torch)
+    assert rep == t_rep
+    for a, b in zip(init, t_init):
+        np.testing.assert_array_equal(a, b)
+    tol = {"float64": dict(rtol=1e-12, atol=1e-14), "float32": dict(rtol=1e-5, atol=1e-6)}[dtype]
+    for a, b in zip(vals, t_vals):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, **tol)
+
+
+def test_rnn_cell_relu_and_no_bias_repr():
+    for lib in (gradwalk, torch):
+        assert repr(lib.nn.RNNCell(3, 4, bias=False, nonlinearity="relu")) == \
+            "RNNCell(3, 4, bias=False, nonlinearity=relu)"
+        assert repr(lib.nn.LSTM(3, 4, 2, batch_first=True, dropout=0.5)) == \
+            "LSTM(3, 4, num_layers=2, batch_first=True, dropout=0.5)"

@@ -170,10 +170,11 @@ class EventList(list):
                         break
                 open_events.append(event)
 
-    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None,
-              top_level_events_only=False):
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
+              max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None):
         """PyTorch's table: Name, Self CPU %, Self CPU, CPU total %, CPU total, CPU time avg,
-        # of Calls; the name column right-aligned, times in us/ms/s."""
+        # of Calls; the name column right-aligned, times in us/ms/s. (No source or shapes
+        column is shown, so their widths are accepted and unused.)"""
         rows = list(self)
         if sort_by is not None:
             attribute = SORT_KEYS.get(sort_by, sort_by)

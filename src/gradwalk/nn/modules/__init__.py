@@ -9,5 +9,6 @@ from .linear import Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: F401
 from .loss import HuberLoss, SmoothL1Loss  # noqa: F401
 from .module import Module  # noqa: F401
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm  # noqa: F401
 from .sparse import Embedding  # noqa: F401
