@@ -280,3 +280,42 @@ def test_rnn_cell_relu_and_no_bias_repr():
             "RNNCell(3, 4, bias=False, nonlinearity=relu)"
         assert repr(lib.nn.LSTM(3, 4, 2, batch_first=True, dropout=0.5)) == \
             "LSTM(3, 4, num_layers=2, batch_first=True, dropout=0.5)"
+
+
+# --- CopySlices with create_graph: PyTorch's graph ------------------------------------------
+
+def _gradient_penalty(lib):
+    """PyTorch's test_inplace_on_view_backward: grad through threshold_ on a view_as."""
+    inputs = lib.ones((1, 3, 4, 4), requires_grad=True)
+    tmp1 = (inputs + 1).view_as(inputs)
+    tmp2 = lib.nn.functional.threshold(tmp1, 0.0, 0.0, True)
+    prob = lib.sigmoid(tmp2)
+    (gradients,) = lib.autograd.grad(outputs=prob, inputs=inputs, grad_outputs=lib.ones(prob.size()),
+                                     create_graph=True, retain_graph=True)
+    penalty = gradients.sum()
+    penalty.backward()
+    copy_slices = penalty.grad_fn.next_functions[0][0]
+    return (copy_slices.name(), copy_slices.next_functions[1][0].name(), gradients.detach().numpy(),
+            inputs.grad.numpy())
+
+
+def test_copy_slices_double_backward_builds_pytorchs_graph():
+    name, formula, grads, second = _gradient_penalty(gradwalk)
+    t_name, t_formula, t_grads, t_second = _gradient_penalty(torch)
+    assert name == t_name == "torch::autograd::CopySlices"
+    assert formula == t_formula == "ThresholdBackwardBackward0"
+    np.testing.assert_allclose(grads, t_grads, rtol=1e-6)
+    np.testing.assert_allclose(second, t_second, rtol=1e-6, atol=1e-7)
+
+
+def test_copy_slices_double_backward_values_on_a_slice():
+    def run(lib):
+        x = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=lib.float64, requires_grad=True)
+        y = x * 1
+        y[:, 1:].mul_(y[:, :2].exp())
+        (g,) = lib.autograd.grad(y.pow(3).sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        return g.detach().numpy(), x.grad.numpy()
+
+    for a, b in zip(run(gradwalk), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

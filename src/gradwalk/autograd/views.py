@@ -278,6 +278,8 @@ class CopySlices(Node):
             return [None] * n
         if self.fn is None:
             raise RuntimeError(ERR_BACKWARD_TWICE)
+        if _grad_state.grad_enabled and grad.requires_grad and self._contiguous_base(grad):
+            return self._apply_recorded(grad, n)
         ids = self.geometry.region()
         flat, grad_slice = _take_region(grad, ids)
         result = list(self.fn.apply([grad_slice]))
@@ -291,6 +293,37 @@ class CopySlices(Node):
                     grads_in[0] = written.reshape(self.geometry.base_shape)
             else:
                 grads_in[i] = g
+        return grads_in
+
+    def _contiguous_base(self, grad):
+        g = self.geometry
+        c_strides = np.empty(g.base_shape, dtype=grad.dtype.np).strides
+        return g.base_strides == c_strides and grad.dtype.np.itemsize == g.itemsize
+
+    def _apply_recorded(self, grad, n):
+        """With create_graph, PyTorch's own steps, so the graph they record is PyTorch's::
+
+            result = grad.new_empty_strided(base sizes, strides); result.copy_(grad)
+            grad_slice = result.as_strided(view sizes, strides, offset)
+            res = fn(grad_slice.clone()); grad_slice.copy_(res[0])    # result: CopySlices
+        """
+        g = self.geometry
+        result = Tensor._make(np.empty(g.base_shape, dtype=grad.dtype.np))
+        result.copy_(grad)  # CopyBackwards
+        flat = result._data.reshape(-1)
+        region = np.lib.stride_tricks.as_strided(flat[g.offset // g.itemsize:], g.shape, g.strides)
+        grad_slice = make_view(Tensor._make(region), result)
+        grad_slice.grad_fn = AsStridedBackward0(result, grad_slice)
+        grad_slice._requires_grad = True
+        res = list(self.fn.apply([grad_slice.clone()]))
+        grads_in = [None] * n
+        for i, r in enumerate(res[:n]):
+            if i == 0:
+                if r is not None and self.next_functions[0][0] is not None:
+                    grad_slice.copy_(r)
+                    grads_in[0] = result
+            else:
+                grads_in[i] = r
         return grads_in
 
     def release_variables(self):
