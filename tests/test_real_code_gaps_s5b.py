@@ -319,3 +319,17 @@ def test_copy_slices_double_backward_values_on_a_slice():
 
     for a, b in zip(run(gradwalk), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_sum_dim_none_saves_none_and_vmaps():
+    from gradwalk.func import vmap
+
+    x = gradwalk.arange(24.0).reshape(4, 2, 3).requires_grad_()
+    tx = torch.arange(24.0).reshape(4, 2, 3).requires_grad_()
+    for name in ("sum", "mean"):
+        assert getattr(x, name)(dim=None).grad_fn._saved_dim is None
+        assert getattr(tx, name)(dim=None).grad_fn._saved_dim is None
+        assert getattr(x, name)(dim=(0, 1)).grad_fn._saved_dim == getattr(tx, name)(dim=(0, 1)).grad_fn._saved_dim
+        mine = vmap(lambda t: getattr(t, name)(dim=None, keepdim=True))(x.detach())
+        theirs = torch.vmap(lambda t: getattr(t, name)(dim=None, keepdim=True))(tx.detach())
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())

@@ -36,6 +36,7 @@ class SumDim(Op):
     saves_attrs = ("dim", "keepdim", "self_sym_sizes")
 
     def forward(x, dim, keepdim, self_sym_sizes, dtype=None):
+        dim = tuple(range(x.ndim)) if dim is None else dim  # sum(dim=None): saved as None, as in PyTorch
         return np.asarray(cascade_sum(x if dtype is None or x.dtype == dtype else x.astype(dtype), dim, keepdim))
 
     def backward(ctx, g):
@@ -68,6 +69,7 @@ class MeanDim(Op):
     saves_attrs = ("dim", "keepdim", "self_sym_sizes", "self_sym_numel")
 
     def forward(x, dim, keepdim, self_sym_sizes, self_sym_numel):
+        dim = tuple(range(x.ndim)) if dim is None else dim  # mean(dim=None): saved as None
         if x.dtype.kind != "f":
             return np.asarray(x.mean(axis=dim, keepdims=keepdim), dtype=x.dtype)
         n = 1
@@ -78,7 +80,7 @@ class MeanDim(Op):
     def backward(ctx, g):
         a = ctx._attrs
         n = 1
-        for d in a["dim"]:
+        for d in (range(len(a["self_sym_sizes"])) if a["dim"] is None else a["dim"]):
             n *= a["self_sym_sizes"][d]
         return _expand_back(g / n, a["self_sym_sizes"], a["dim"], a["keepdim"]),
 
@@ -369,7 +371,7 @@ def sum(input, dim=_NO_DIM, keepdim=False, *, dtype=None):  # noqa: A001
     if dim is _NO_DIM and not keepdim:
         return apply_op(SumAll, (input,), {"self_sym_sizes": input.shape, "dtype": np_dtype},
                         out_dtype=out_dtype)
-    dims = normalize_dims(None if dim is _NO_DIM else dim, input.ndim)
+    dims = None if dim is _NO_DIM or dim is None else normalize_dims(dim, input.ndim)
     return apply_op(SumDim, (input,), {"dim": dims, "keepdim": keepdim,
                                        "self_sym_sizes": input.shape, "dtype": np_dtype},
                     out_dtype=out_dtype)
@@ -384,7 +386,7 @@ def mean(input, dim=_NO_DIM, keepdim=False, *, dtype=None):
     if dim is _NO_DIM and not keepdim:
         return apply_op(MeanAll, (input,), {"self_sym_sizes": input.shape,
                                             "self_sym_numel": input.numel()})
-    dims = normalize_dims(None if dim is _NO_DIM else dim, input.ndim)
+    dims = None if dim is _NO_DIM or dim is None else normalize_dims(dim, input.ndim)
     return apply_op(MeanDim, (input,), {"dim": dims, "keepdim": keepdim, "self_sym_sizes": input.shape,
                                         "self_sym_numel": input.numel()})
 
