@@ -217,3 +217,23 @@ def test_compiled_and_numpy_kernels_agree(monkeypatch):
     compiled = run()
     for ref, fast in zip(reference, compiled):
         assert same_bits(ref, fast).all()
+
+
+def test_the_chain_through_blas_is_the_chain():
+    """Where NumPy's BLAS is checked to run MKL's FMA chain, ``matmul`` takes one BLAS call
+    (``b`` padded to a last block of 9 columns): the same bits as the chain written out, for
+    every layout of the operands."""
+    rng = np.random.default_rng(11)
+    tried = 0
+    for _ in range(120):
+        m, k, n = int(rng.integers(2, 70)), int(rng.integers(1, 257)), int(rng.integers(9, 300))
+        if m * k * n > K.CHAIN_MAX_WORK:
+            continue
+        for a_order, b_order in (("C", "C"), ("C", "F"), ("F", "C"), ("F", "F")):
+            a = np.asarray(rng.standard_normal((m, k)), np.float32, order=a_order)
+            b = np.asarray(rng.standard_normal((k, n)), np.float32, order=b_order)
+            if K._other_kernel(a, b):
+                continue
+            tried += 1
+            assert np.array_equal(K.matmul(a, b), K.matmul_chain(a, b)), (m, k, n, a_order, b_order)
+    assert tried > 100

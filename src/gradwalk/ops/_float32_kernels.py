@@ -458,12 +458,54 @@ def matmul(a, b):
     n = b.shape[1]
     work = m * k * n
     if k <= CHAIN_MAX_K and work <= CHAIN_MAX_WORK and not _other_kernel(a, b):
-        if work < CHAIN_MIN_WORK:  # tiny: the NumPy chain (k passes) when short, else BLAS
-            return matmul_chain(a, b) if k <= 32 else a @ b
-        if _fast.numba_njit() is not None:
-            from . import _float32_fast
-
-            return _float32_fast.matmul_chain(a, b)
-        if work <= CHAIN_MAX_WORK_NUMPY:
-            return matmul_chain(a, b)
+        if m >= 2 and n > 8 and _blas_runs_chain():
+            return _chain_through_blas(a, b)
+        return _chain(a, b, work)
     return a @ b
+
+
+def _chain(a, b, work):
+    if work < CHAIN_MIN_WORK:  # tiny: the NumPy chain (k passes) when short, else BLAS
+        return matmul_chain(a, b) if a.shape[1] <= 32 else a @ b
+    if _fast.numba_njit() is not None:
+        from . import _float32_fast
+
+        return _float32_fast.matmul_chain(a, b)
+    if work <= CHAIN_MAX_WORK_NUMPY:
+        return matmul_chain(a, b)
+    return a @ b
+
+
+# NumPy's BLAS (OpenBLAS's SkylakeX sgemm) computes each element as the same in-order FMA chain
+# for blocks of 16 columns and for a last block of 9-15; a last block of 1-8 columns goes to
+# another kernel. So ``b`` gets zero columns up to a last block of 9, and the chain is one BLAS
+# call. Whether this BLAS behaves so is checked once per process (``_blas_runs_chain``); where
+# not, the chain runs as written.
+def _chain_through_blas(a, b):
+    n = b.shape[1]
+    tail = n % 16
+    if b.flags.f_contiguous and not b.flags.c_contiguous:
+        b = np.ascontiguousarray(b)  # a transposed b takes another BLAS path
+    if 1 <= tail <= 8:
+        padded = np.zeros((b.shape[0], n + 9 - tail), F32)
+        padded[:, :n] = b
+        return np.ascontiguousarray((a @ padded)[:, :n])
+    return a @ b
+
+
+_BLAS_CHECKED = None
+
+
+def _blas_runs_chain():
+    """True when NumPy's BLAS gives the chain's bits on the shapes ``_chain_through_blas`` sends
+    it (checked on a few random products, once per process)."""
+    global _BLAS_CHECKED
+    if _BLAS_CHECKED is None:
+        rng = np.random.default_rng(0)
+        same = True
+        for m, k, n in ((2, 5, 16), (7, 33, 25), (32, 200, 27), (30, 64, 48), (64, 256, 14)):
+            x = rng.standard_normal((m, k)).astype(F32)
+            y = rng.standard_normal((k, n)).astype(F32)
+            same = same and np.array_equal(x @ y, matmul_chain(x, y))
+        _BLAS_CHECKED = bool(same)
+    return _BLAS_CHECKED
