@@ -333,3 +333,25 @@ def test_sum_dim_none_saves_none_and_vmaps():
         mine = vmap(lambda t: getattr(t, name)(dim=None, keepdim=True))(x.detach())
         theirs = torch.vmap(lambda t: getattr(t, name)(dim=None, keepdim=True))(tx.detach())
         np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("batch_first,side", [(False, "right"), (True, "right"), (True, "left")])
+def test_pad_sequence_matches_torch(batch_first, side):
+    seqs = [np.arange(6.0).reshape(3, 2), np.arange(2.0).reshape(1, 2) + 10, np.ones((2, 2))]
+
+    def run(lib):
+        tensors = [lib.tensor(s, requires_grad=True) for s in seqs]
+        out = lib.nn.utils.rnn.pad_sequence(tensors, batch_first=batch_first, padding_value=-1.0,
+                                            padding_side=side)
+        (out * lib.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        return out.detach().numpy(), [t.grad.numpy() for t in tensors]
+
+    (out, grads), (t_out, t_grads) = run(gradwalk), run(torch)
+    np.testing.assert_array_equal(out, t_out)
+    for a, b in zip(grads, t_grads):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_packing_raises_naming_packed_sequence():
+    with pytest.raises(NotImplementedError, match="PackedSequence"):
+        gradwalk.nn.utils.rnn.pack_padded_sequence(gradwalk.ones(3, 2, 1), [3, 2])
