@@ -403,15 +403,13 @@ def nll_cascade_sum(values):
         else:
             groups = (stream.shape[0] - 1) // step  # full groups after the first value
             body = stream[1:1 + groups * step].reshape(groups, step)
-            sums = body[:, 0].copy()  # each group added one value at a time, from 0
-            for j in range(1, step):
-                sums += body[:, j]
+            # each group added one value at a time (accumulate is sequential, never pairwise)
+            sums = np.add.accumulate(body, axis=1)[:, -1]
             passed = np.concatenate([stream[:1], sums])
             rest = stream[1 + groups * step:]
-        total = zero
-        for v in rest:  # what stays at this level (fewer than step values, but at level 7)
-            total = total + v
-        levels.append(total)
+        # what stays at this level (fewer than step values, but at level 7), added in order
+        # to 0 (0 + the running sum: the same bits as adding each to 0 in turn, -0.0 included)
+        levels.append(zero + np.add.accumulate(rest)[-1] if rest.shape[0] else zero)
         if level < 7 and passed.shape[0] == 0:
             break
         stream = passed
