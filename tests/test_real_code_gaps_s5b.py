@@ -355,3 +355,29 @@ def test_pad_sequence_matches_torch(batch_first, side):
 def test_packing_raises_naming_packed_sequence():
     with pytest.raises(NotImplementedError, match="PackedSequence"):
         gradwalk.nn.utils.rnn.pack_padded_sequence(gradwalk.ones(3, 2, 1), [3, 2])
+
+
+def _function_instance_accessors(lib):
+    """A Function *instance* (deprecated) answers node accessors as a bare node, as in PyTorch."""
+    import warnings
+
+    class Id(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        f = Id()
+    t = lib.ones(1, requires_grad=True)
+    return [f._register_hook_dict(t), type(f.register_hook(lambda gi, go: None)).__name__,
+            type(f.register_prehook(lambda g: None)).__name__, f.next_functions, f.name(),
+            f._sequence_nr(), f.metadata, f._input_metadata, hasattr(f, "no_such_attribute")]
+
+
+def test_function_instance_is_a_bare_node():
+    assert _function_instance_accessors(gradwalk) == _function_instance_accessors(torch)

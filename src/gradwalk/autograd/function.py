@@ -134,6 +134,11 @@ class FunctionMeta(type):
         super().__init__(name, bases, attrs)
 
 
+_BARE_NODE_ATTRIBUTES = frozenset({
+    "_register_hook_dict", "register_hook", "register_prehook", "next_functions", "_sequence_nr",
+    "_set_sequence_nr", "metadata", "_input_metadata"})
+
+
 class Function(metaclass=FunctionMeta):
     """Subclass with static ``forward`` and ``backward``; call ``YourFunction.apply(*args)``."""
 
@@ -151,6 +156,20 @@ class Function(metaclass=FunctionMeta):
             "static, so you should invoke them on the class itself. Instantiating an autograd "
             "function will raise an error in a future version of PyTorch.", DeprecationWarning,
             stacklevel=2)
+
+    def __getattr__(self, name):
+        """An instance (deprecated) is a bare node with no edges, as PyTorch's ``_FunctionBase``
+        makes it: ``name()`` is the class's name, ``next_functions`` (), ``_sequence_nr()`` 0,
+        ``metadata`` {}; hooks can be registered on it (they never run)."""
+        if name == "name":
+            return lambda: type(self).__name__
+        if name in _BARE_NODE_ATTRIBUTES:
+            node = self.__dict__.get("_bare_node")
+            if node is None:
+                node = self.__dict__["_bare_node"] = Node((), 0)
+            value = getattr(node, name)
+            return tuple(value) if name == "_input_metadata" else value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
