@@ -374,9 +374,16 @@ def _function_instance_accessors(lib):
         warnings.simplefilter("ignore", DeprecationWarning)
         f = Id()
     t = lib.ones(1, requires_grad=True)
-    return [f._register_hook_dict(t), type(f.register_hook(lambda gi, go: None)).__name__,
-            type(f.register_prehook(lambda g: None)).__name__, f.next_functions, f.name(),
-            f._sequence_nr(), f.metadata, f._input_metadata, hasattr(f, "no_such_attribute")]
+    t._backward_hooks = {}  # (PyTorch crashes reading a tensor's hook dict that is None)
+    before = (t * 2).grad_fn._sequence_nr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        g = Id()
+    after = (t * 2).grad_fn._sequence_nr()
+    return [f._sequence_nr() < before, g._sequence_nr() - before, after - before,
+            f._register_hook_dict(t), type(f.register_hook(lambda gi, go: None)).__name__,
+            type(f.register_prehook(lambda g: None)).__name__, f.next_functions, f.name(), f.metadata,
+            f._input_metadata, hasattr(f, "no_such_attribute")]
 
 
 def test_function_instance_is_a_bare_node():

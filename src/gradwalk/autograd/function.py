@@ -156,17 +156,19 @@ class Function(metaclass=FunctionMeta):
             "static, so you should invoke them on the class itself. Instantiating an autograd "
             "function will raise an error in a future version of PyTorch.", DeprecationWarning,
             stacklevel=2)
+        self.__dict__["_bare_node"] = Node(())  # takes the next sequence number, as in PyTorch
 
     def __getattr__(self, name):
         """An instance (deprecated) is a bare node with no edges, as PyTorch's ``_FunctionBase``
-        makes it: ``name()`` is the class's name, ``next_functions`` (), ``_sequence_nr()`` 0,
-        ``metadata`` {}; hooks can be registered on it (they never run)."""
+        makes it: ``name()`` is the class's name, ``next_functions`` (),
+        ``metadata`` {}, ``_sequence_nr()`` the one it took when made; hooks can be registered on it
+        (they never run)."""
         if name == "name":
             return lambda: type(self).__name__
         if name in _BARE_NODE_ATTRIBUTES:
             node = self.__dict__.get("_bare_node")
-            if node is None:
-                node = self.__dict__["_bare_node"] = Node((), 0)
+            if node is None:  # (a subclass's __init__ that skipped Function's)
+                node = self.__dict__["_bare_node"] = Node(())
             value = getattr(node, name)
             return tuple(value) if name == "_input_metadata" else value
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
