@@ -388,3 +388,50 @@ def _function_instance_accessors(lib):
 
 def test_function_instance_is_a_bare_node():
     assert _function_instance_accessors(gradwalk) == _function_instance_accessors(torch)
+
+
+# --- slogdet, inverse, chain_matmul -----------------------------------------------------------
+
+SQUARE = np.array([[0.6, -1.2, 0.3], [2.0, 0.1, -0.7], [0.4, 0.9, 1.5]])
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_slogdet_values_nodes_and_gradients_match_torch(batched):
+    data = np.stack([SQUARE, -SQUARE.T]) if batched else SQUARE
+
+    def run(lib):
+        A = lib.tensor(data, requires_grad=True)
+        sign, logabsdet = A.slogdet()
+        named = lib.linalg.slogdet(A)
+        (g,) = lib.autograd.grad((sign * logabsdet).sum(), A, create_graph=True)
+        g.pow(2).sum().backward()
+        return (type(named).__name__, repr(named).splitlines()[0], sign.requires_grad, sign.grad_fn.name(),
+                sign.detach().numpy(), logabsdet.detach().numpy(), g.detach().numpy(), A.grad.numpy())
+
+    mine, theirs = run(gradwalk), run(torch)
+    assert mine[:4] == theirs[:4]
+    for a, b in zip(mine[4:], theirs[4:]):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def test_inverse_and_chain_matmul_match_torch():
+    def run(lib):
+        A = lib.tensor(SQUARE, requires_grad=True)
+        inv = lib.inverse(A)
+        prod = lib.chain_matmul(A, inv, A)
+        (g,) = lib.autograd.grad(inv.sum() + prod.sum(), A, create_graph=True)
+        g.sum().backward()
+        return inv.grad_fn.name(), lib.linalg.inv(A).detach().numpy(), prod.detach().numpy(), g.detach().numpy(), \
+            A.grad.numpy()
+
+    mine, theirs = run(gradwalk), run(torch)
+    assert mine[0] == theirs[0] == "LinalgInvExBackward0"
+    for a, b in zip(mine[1:], theirs[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_slogdet_and_inv_refuse_non_square():
+    for fn in ("slogdet", "inv"):
+        mine, theirs = (_error(lambda lib=lib: getattr(lib.linalg, fn)(lib.ones(2, 3, dtype=lib.float64)))
+                        for lib in (gradwalk, torch))
+        assert mine == theirs

@@ -44,3 +44,17 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     if isinstance(ord, str) or (dim is not None and len(dim) == 2):
         return matrix_norm(A, "fro" if ord is None else ord, dim or (-2, -1), keepdim, dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+def inv(A):
+    """``torch.linalg.inv`` (``ops/linalg_inverse.py``)."""
+    from .ops.linalg_inverse import inv as _inv
+
+    return _inv(A)
+
+
+def slogdet(A):
+    """``torch.linalg.slogdet``: ``(sign, logabsdet)`` (``ops/linalg_inverse.py``)."""
+    from .ops.linalg_inverse import linalg_slogdet
+
+    return linalg_slogdet(A)
