@@ -752,6 +752,31 @@ def _normalized_backward(g, x, weight, axes, eps, weight_view):
     return gx, xhat
 
 
+def _normalized_jvp(args, axes, eps, weight_view, stats=None):
+    """Tangent of ``(x - mean) * rstd * w + b`` (FunctionsManual's layer_norm_jvp/batch_norm_jvp).
+    ``args``: the inputs (x[, w[, b]]), the output, then one tangent per input. ``stats``:
+    constant (mean, rstd) (batch norm in eval), else x's own statistics over ``axes``."""
+    n_inputs = (len(args) - 1) // 2
+    x, w = args[0], args[1] if n_inputs > 1 else None
+    dx, dw, db = (args[n_inputs + 1:] + (None, None))[:3]
+    if stats is None:
+        mean = x.mean(axes, keepdim=True)
+        centered = x - mean
+        rstd = ((centered * centered).mean(axes, keepdim=True) + eps).rsqrt()
+        xhat = centered * rstd
+        dxhat = rstd * (dx - dx.mean(axes, keepdim=True) - xhat * (dx * xhat).mean(axes, keepdim=True))
+    else:
+        mean, rstd = stats
+        xhat = (x - mean) * rstd
+        dxhat = dx * rstd
+    total = dxhat if w is None else dxhat * w.reshape(weight_view)
+    if dw is not None:
+        total = total + xhat * dw.reshape(weight_view)
+    if db is not None:
+        total = total + db.reshape(weight_view)
+    return total
+
+
 class NativeLayerNorm(Op):
     name = "NativeLayerNormBackward0"
     saves_attrs = ("normalized_shape", "eps")
@@ -784,6 +809,11 @@ class NativeLayerNorm(Op):
         if len(need) > 2:
             grads.append(g.sum(batch_axes) if need[2] else None)
         return tuple(grads)
+
+    def jvp(*args, normalized_shape, eps):
+        x = args[0]
+        axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+        return _normalized_jvp(args, axes, eps, tuple(normalized_shape))
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -858,6 +888,19 @@ class NativeBatchNorm(Op):
         if len(need) > 2:
             grads.append(g.sum(axes) if need[2] else None)
         return tuple(grads)
+
+    def jvp(*args, running_mean, running_var, training, momentum, eps):
+        from ..tensor import Tensor
+
+        x = args[0]
+        axes = (0,) + tuple(range(2, x.ndim))
+        view = (1, -1) + (1,) * (x.ndim - 2)
+        stats = None
+        if not training:  # the running statistics are constants
+            dtype = x.dtype.np
+            stats = (Tensor._make(running_mean.astype(dtype).reshape(view)),
+                     Tensor._make((1.0 / np.sqrt(running_var + eps)).astype(dtype).reshape(view)))
+        return _normalized_jvp(args, axes, eps, view, stats)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
