@@ -504,6 +504,15 @@ class ConvolutionBackward(Op):
         gw = conv_weight_grad(ggx, g, w.shape, a) if need[2] and ggx is not None else None
         return gg, gx, gw
 
+    def jvp(g, x, w, out, dg, dx, dw, *, stride, padding, dilation, groups, output_mask):
+        # bilinear in (g, w) and in (x, g): the product rule, each part the op itself
+        a = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+        return (conv_input_grad(dg, w, x.shape, a) + conv_input_grad(g, dw, x.shape, a)
+                if output_mask[0] else None,
+                conv_weight_grad(dx, g, w.shape, a) + conv_weight_grad(x, dg, w.shape, a)
+                if output_mask[1] else None,
+                dg.sum((0, 2, 3)) if output_mask[2] else None)
+
 
 class ConvolutionInputGrad(Op):
     """grad_input of a convolution (a transposed convolution): linear in ``g`` and ``w``."""
@@ -523,6 +532,9 @@ class ConvolutionInputGrad(Op):
         return (convolution(gg, ctx.weight, None, **a) if need[0] else None,
                 conv_weight_grad(gg, ctx.grad_output, ctx.weight.shape, a) if need[1] else None)
 
+    def jvp(g, w, out, dg, dw, *, input_shape, **a):
+        return conv_input_grad(dg, w, input_shape, a) + conv_input_grad(g, dw, input_shape, a)
+
 
 class ConvolutionWeightGrad(Op):
     """grad_weight of a convolution: linear in the input and in ``g``."""
@@ -541,6 +553,9 @@ class ConvolutionWeightGrad(Op):
         need = ctx.needs_input_grad
         return (conv_input_grad(ctx.grad_output, gg, ctx._attrs["input_shape"], a) if need[0] else None,
                 convolution(ctx.input, gg, None, **a) if need[1] else None)
+
+    def jvp(x, g, out, dx, dg, *, weight_shape, **a):
+        return conv_weight_grad(dx, g, weight_shape, a) + conv_weight_grad(x, dg, weight_shape, a)
 
 
 def conv_input_grad(g, w, input_shape, attrs):
@@ -687,6 +702,9 @@ class PoolScatter(Op):
     def backward(ctx, gg):
         return pool_gather(gg, ctx._attrs["indices"]),
 
+    def jvp(g, out, dg, indices, input_shape, disjoint=False):
+        return pool_scatter(dg, indices, input_shape, disjoint)
+
 
 class PoolGather(Op):
     """Pick, from each plane, the elements at ``indices``: the adjoint of ``PoolScatter``."""
@@ -703,6 +721,9 @@ class PoolGather(Op):
 
     def backward(ctx, g):
         return pool_scatter(g, ctx._attrs["indices"], ctx._attrs["input_shape"]),
+
+    def jvp(x, out, dx, indices):
+        return pool_gather(dx, indices)
 
 
 def pool_scatter(g, indices, input_shape, disjoint=False):
@@ -964,6 +985,9 @@ class EmbeddingDenseBackward(Op):
 
     def backward(ctx, gg):
         return embedding_rows(gg, ctx._attrs["indices"], ctx._attrs["padding_idx"]),
+
+    def jvp(g, out, dg, indices, num_weights, padding_idx):
+        return embedding_dense_backward(dg, indices, num_weights, padding_idx)
 
 
 def embedding_rows(weight, indices, padding_idx=None):

@@ -88,6 +88,9 @@ class AvgPool2DAdjoint(Op):
         pool = {k: v for k, v in ctx._attrs["pool"].items() if k != "input_shape"}
         return apply_op(AvgPool2D, (gg,), pool),
 
+    def jvp(g, out, dg, input_shape, pool):
+        return apply_op(AvgPool2DAdjoint, (dg,), {"input_shape": input_shape, "pool": pool})
+
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
@@ -156,6 +159,10 @@ class AdaptiveAvgPool2DAdjoint(Op):
     def backward(ctx, gg):
         return apply_op(AdaptiveAvgPool2D, (gg,), dict(ctx._attrs)),
 
+    def jvp(g, out, dg, output_size, input_shape):
+        return apply_op(AdaptiveAvgPool2DAdjoint, (dg,), {"output_size": output_size,
+                                                          "input_shape": input_shape})
+
 
 def adaptive_avg_pool2d(input, output_size):
     if input.ndim not in (3, 4):
@@ -193,6 +200,17 @@ class ConvTranspose(Op):
         gw = conv_weight_grad(g, ctx.input, ctx.weight.shape, a) if need[1] else None
         gb = g.sum((0, 2, 3)) if len(need) > 2 and need[2] else None
         return gx, gw, gb
+
+    def jvp(*args, **attrs):
+        # args: the inputs (x, w[, b]), the output, then one tangent per input: linear in x and
+        # in w (the product rule), plus the bias tangent
+        n_inputs = (len(args) - 1) // 2
+        x, w = args[0], args[1]
+        dx, dw = args[n_inputs + 1], args[n_inputs + 2]
+        total = apply_op(ConvTranspose, (dx, w), attrs) + apply_op(ConvTranspose, (x, dw), attrs)
+        if n_inputs > 2:
+            total = total + args[-1].reshape(1, -1, 1, 1)
+        return total
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
