@@ -60,6 +60,13 @@ class LinalgSlogdet(Op):
         inv_t = inv(ctx.A).transpose(-2, -1)
         return g_logabsdet.unsqueeze(-1).unsqueeze(-1) * inv_t,
 
+    def jvp(A, out, dA):
+        # d log|det A| = trace(A^-1 dA); a real sign has a zero tangent (as PyTorch's)
+        from ..tensor import Tensor
+
+        sign = Tensor._make(np.zeros_like(out[0]._data))
+        return sign, (inv(A).transpose(-2, -1) * dA).sum((-2, -1))
+
 
 @export("inverse")
 def inv(input):

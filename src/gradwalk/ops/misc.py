@@ -166,6 +166,11 @@ class SmoothL1Loss(Op):
         slope = np.where(d < -beta, -1.0, np.where(d > beta, 1.0, d / beta if beta else 0.0)).astype(d.dtype)
         return _loss_grads(ctx, g, slope, x.numel())
 
+    def jvp(x, t, out, dx, dt, reduction, beta):
+        d = x - t  # the slope: d / beta inside (-beta, beta), the sign of d outside
+        slope = (d / beta).clamp(-1.0, 1.0) if beta else d.sign()
+        return _reduce_tangent(slope * (dx - dt), reduction)
+
 
 class HuberLoss(Op):
     """``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)`` (PyTorch's kernel)."""
@@ -188,9 +193,16 @@ class HuberLoss(Op):
         slope = np.where(d <= -delta, -delta, np.where(d >= delta, delta, d)).astype(d.dtype)
         return _loss_grads(ctx, g, slope, x.numel())
 
+    def jvp(x, t, out, dx, dt, reduction, delta):
+        return _reduce_tangent((x - t).clamp(-delta, delta) * (dx - dt), reduction)
+
 
 def _reduce(loss, reduction):
     return np.asarray(loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss, dtype=loss.dtype)
+
+
+def _reduce_tangent(tangent, reduction):
+    return tangent.mean() if reduction == 1 else tangent.sum() if reduction == 2 else tangent
 
 
 def _loss_grads(ctx, g, slope, numel):

@@ -174,6 +174,9 @@ class Put(Op):
             gs = apply_op(Take, (g,), {"index": a["index"], "flat": a["flat"]}).reshape(source.shape)
         return gx, gs
 
+    def jvp(x, source, out, dx, dsource, index, flat, accumulate):  # linear in x and source
+        return apply_op(Put, (dx, dsource), {"index": index, "flat": flat, "accumulate": accumulate})
+
 
 class Take(Op):
     """``x.take(index)``: the elements of ``x`` read as 1-D; backward adds ``grad`` back at them."""
@@ -191,6 +194,9 @@ class Take(Op):
         a = ctx._attrs
         zeros = _tensor.Tensor._make(np.zeros(a["self_shape"], dtype=g._data.dtype))
         return apply_op(Put, (zeros, g), {"index": a["index"], "flat": a["flat"], "accumulate": True}),
+
+    def jvp(x, out, dx, index, flat):
+        return apply_op(Take, (dx,), {"index": index, "flat": flat})
 
 
 def _flat_index(self, index):
