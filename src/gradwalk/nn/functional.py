@@ -156,13 +156,28 @@ def one_hot(tensor, num_classes=-1):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Constant padding, built from ``cat`` so it differentiates."""
+    """Constant padding built from ``cat``; reflect / replicate / circular padding as one
+    ``index_select`` per padded dimension (so both differentiate; PyTorch's nodes are
+    ReflectionPad2DBackward0 etc., gradwalk's IndexSelectBackward0)."""
     from ..ops import functions as F
 
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if mode != "constant":
+        return _index_pad(input, pad, mode)
+    if len(pad) > 2 * input.ndim:
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the input dimension but got "
+            f"padding length {len(pad)} and input of dimension {input.ndim}")
     out = input
     for i in range(len(pad) // 2):
         dim = input.ndim - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
+        if before < 0 or after < 0:  # negative padding crops
+            out = out.narrow(dim, max(-before, 0),
+                             out.shape[dim] - max(-before, 0) - max(-after, 0))
+            before, after = max(before, 0), max(after, 0)
         parts = []
         if before:
             shape = list(out.shape)
@@ -174,6 +189,46 @@ def pad(input, pad, mode="constant", value=None):
             shape[dim] = after
             parts.append(F.full(shape, value or 0.0, dtype=input.dtype))
         out = F.cat(parts, dim) if len(parts) > 1 else out
+    return out
+
+
+def _index_pad(input, pad, mode):
+    import numpy as np
+
+    from ..ops import functions as F
+
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    k = len(pad) // 2
+    if k not in (1, 2, 3) or input.ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    out = input
+    for i in range(k):
+        dim = input.ndim - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        n = input.shape[dim]
+        if mode == "reflect" and (before >= n or after >= n):
+            raise RuntimeError(
+                f"Argument #{2 + 2 * k}: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({before}, {after}) at dimension {dim} of input "
+                f"{list(input.shape)}")
+        if mode == "circular" and (before > n or after > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "reflect":
+            index = np.arange(-before, n + after)
+            index = np.where(index < 0, -index, index)
+            index = np.where(index >= n, 2 * (n - 1) - index, index)
+        elif mode == "replicate":
+            index = np.clip(np.arange(-before, n + after), 0, n - 1)
+        else:  # circular: negative padding crops first, then the rest wraps around the crop
+            lo, hi = max(-before, 0), n - max(-after, 0)
+            index = lo + np.arange(-max(before, 0), hi - lo + max(after, 0)) % (hi - lo)
+        out = F.index_select(out, dim, F.tensor(index.astype(np.int64)))
     return out
 
 
