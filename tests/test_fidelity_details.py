@@ -86,3 +86,21 @@ def test_calling_a_node_returns_a_tensor_for_one_input_and_a_tuple_for_more_as_t
         results[lib.__name__] = (type(one).__name__, type(two).__name__, len(two),
                                  one.detach().item(), two[0].detach().item())
     assert results["gradwalk"] == results["torch"]
+
+
+def test_cpp_nodes_name_themselves_as_pytorch_does():
+    """PyTorch's nodes written in C++ by hand carry their namespace in ``name()`` (and so in the
+    profiler's events); the generated ones do not."""
+    def names(lib):
+        a = lib.zeros(3, requires_grad=True)
+        copied = a.clone()
+        copied.copy_(lib.ones(3, requires_grad=True))
+        sliced = a * 1
+        sliced[0] = 5.0
+        total = a.sum()
+        return (copied.grad_fn.name(), sliced.grad_fn.name(), total.grad_fn.name(),
+                total.grad_fn.next_functions[0][0].name(), repr(copied.grad_fn).split(" object")[0])
+
+    assert names(gradwalk) == names(torch) == (
+        "torch::autograd::CopyBackwards", "torch::autograd::CopySlices", "SumBackward0",
+        "torch::autograd::AccumulateGrad", "<CopyBackwards")

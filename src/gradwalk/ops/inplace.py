@@ -129,6 +129,9 @@ class Copy(Op):
         return dsrc.expand(out.shape) if dsrc.shape != out.shape else dsrc
 
 
+Copy.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a C++ node in PyTorch
+
+
 @export(function=False)
 def zero_(self):
     return _inplace(Zero, self)

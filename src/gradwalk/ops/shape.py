@@ -125,6 +125,9 @@ class CopyBackwards(Clone):
     name = "CopyBackwards"
 
 
+CopyBackwards.Node.name = lambda self: "torch::autograd::CopyBackwards"  # a C++ node in PyTorch
+
+
 class ToCopy(Op):
     name = "ToCopyBackward0"
     internal_attrs = ('self_dtype',)  # kept for backward; PyTorch's node does not show it
