@@ -397,9 +397,11 @@ def nll_cascade_sum(values):
     levels = []
     stream = values  # what one level receives, in order
     for level in range(8):
-        if level == 7 or stream.shape[0] <= 1:
-            rest = stream if level == 7 else stream[1:]
-            passed = stream[:1] if level < 7 else stream[:0]
+        if level < 7 and stream.shape[0] <= 1:  # what is left passes straight up to level 7
+            levels += [zero] * (7 - level) + [zero + stream[0] if stream.shape[0] else zero]
+            break
+        if level == 7:  # the top keeps everything it gets
+            rest, passed = stream, stream[:0]
         else:
             groups = (stream.shape[0] - 1) // step  # full groups after the first value
             body = stream[1:1 + groups * step].reshape(groups, step)
