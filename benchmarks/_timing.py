@@ -1,4 +1,5 @@
-"""The benchmarks' one timing helper: the best of several timed runs, on a chosen clock.
+"""The benchmarks' shared helpers: the best of several timed runs on a chosen clock, and how
+closely two libraries' results agree.
 
     from _timing import CLOCK, best           # the scripts run as benchmarks/bench_*.py
 
@@ -11,6 +12,8 @@ CPU time leaves out the time other jobs hold the core, which elapsed time does n
 """
 import gc
 import time
+
+import numpy as np
 
 CLOCK = {"cpu": time.process_time, "wall": time.perf_counter}
 
@@ -30,3 +33,15 @@ def best(fn, repeat, clock=time.process_time, warm_up=True, collect=True):
         fn()
         times.append(clock() - t0)
     return min(times)
+
+
+def compare(a, b):
+    """'bits' when every array pair is bit-identical, else the largest absolute difference."""
+    worst = 0.0
+    for x, y in zip(a, b):
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return f"shape/dtype {x.shape} {x.dtype} vs {y.shape} {y.dtype}"
+        if not np.array_equal(x, y, equal_nan=True):
+            worst = max(worst, float(np.nanmax(np.abs(x.astype(np.float64) - y.astype(np.float64)))))
+    return "bits" if worst == 0.0 else f"max diff {worst:.2g}"

@@ -29,7 +29,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
-from _timing import CLOCK, best
+from _timing import CLOCK, best, compare
 
 torch.set_num_threads(1)
 threadpool_limits(1, "blas")
@@ -37,18 +37,6 @@ threadpool_limits(1, "blas")
 
 # CPU time of this process by default (``--clock wall`` for elapsed time): see _timing.py
 clock = CLOCK["cpu"]
-
-
-def compare(a, b):
-    """'bits' when every array pair is bit-identical, else the largest absolute difference."""
-    worst = 0.0
-    for x, y in zip(a, b):
-        x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return f"shape/dtype {x.shape} {x.dtype} vs {y.shape} {y.dtype}"
-        if not np.array_equal(x, y, equal_nan=True):
-            worst = max(worst, float(np.nanmax(np.abs(x.astype(np.float64) - y.astype(np.float64)))))
-    return "bits" if worst == 0.0 else f"max diff {worst:.2g}"
 
 
 def arrays_of(lib, tensors):

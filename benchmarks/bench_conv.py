@@ -26,7 +26,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
-from _timing import CLOCK, best
+from _timing import CLOCK, best, compare
 
 torch.set_num_threads(1)
 threadpool_limits(1, "blas")
@@ -34,17 +34,6 @@ threadpool_limits(1, "blas")
 
 # CPU time of this process by default (``--clock wall`` for elapsed time): see _timing.py
 clock = CLOCK["cpu"]
-
-
-def compare(a, b):
-    worst = 0.0
-    for x, y in zip(a, b):
-        x, y = np.asarray(x), np.asarray(y)
-        if x.shape != y.shape:
-            return f"shape {x.shape} vs {y.shape}"
-        if not np.array_equal(x, y):
-            worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))))
-    return "bits" if worst == 0.0 else f"max diff {worst:.2g}"
 
 
 def copy_params(src, dst):
