@@ -17,6 +17,8 @@ on either library's tensors.
 
 Real torch is imported unconditionally: the parity tests must fail, not skip, without it.
 """
+import contextlib
+import io
 import textwrap
 import types
 
@@ -57,6 +59,19 @@ def run_in(library, snippet, **env):
 def run_both(snippet, **env):
     """Run ``snippet`` under gradwalk and under PyTorch; return ``(gradwalk_ns, torch_ns)``."""
     return run_in("gradwalk", snippet, **env), run_in("torch", snippet, **env)
+
+
+def printed(library, snippet):
+    """What ``snippet`` prints when run under ``library``."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        run_in(library, snippet)
+    return out.getvalue()
+
+
+def assert_same_output(snippet):
+    """``snippet`` prints the same text under gradwalk as under PyTorch."""
+    assert printed("gradwalk", snippet) == printed("torch", snippet)
 
 
 def raised_by(library, snippet, **env):

@@ -1,25 +1,10 @@
 """``torch.nn`` as tutorials use it, run under gradwalk and under PyTorch: the printed output of
 each snippet must be the same (``nn.utils`` clipping and parametrizations, pooling, transposed
 convolution, ``DataParallel`` on a machine without GPUs, ...)."""
-import contextlib
-import io
-import textwrap
 
 import torch  # noqa: F401  (real PyTorch: these tests fail without it)
 
-from parity import run_in
-
-
-def printed(library, snippet):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        run_in(library, textwrap.dedent(snippet))
-    return out.getvalue()
-
-
-def assert_same_output(snippet):
-    ours, theirs = printed("gradwalk", snippet), printed("torch", snippet)
-    assert ours == theirs
+from parity import assert_same_output
 
 
 def test_gradient_clipping_and_parameters_as_one_vector():

@@ -1,27 +1,12 @@
 """The last digits of float results, as training scripts print them (``loss.item()`` shows 17):
 sums added in PyTorch's order, ``linspace``'s values, ``x ** 3`` as a product. Each snippet runs
 under gradwalk and under PyTorch and must print the same text."""
-import contextlib
-import io
-import textwrap
 
 import numpy as np
 import torch
 
-from parity import run_in
+from parity import assert_same_output
 from gradwalk.ops.cascade_sum import cascade_sum
-
-
-def printed(library, snippet):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        run_in(library, textwrap.dedent(snippet))
-    return out.getvalue()
-
-
-def assert_same_output(snippet):
-    ours, theirs = printed("gradwalk", snippet), printed("torch", snippet)
-    assert ours == theirs
 
 
 def test_a_sum_prints_pytorchs_seventeen_digits():

@@ -4,25 +4,11 @@ Tutorials and lecture notebooks print tensors (``print(x)``, ``f"loss {loss}"``)
 with the legacy constructor (``torch.Tensor(x.size())``, ``torch.LongTensor([1, 2])``); each test
 here is such a snippet, run by both libraries, with the printed text compared line by line.
 """
-import contextlib
-import io
-import textwrap
 
 import pytest
 import torch  # noqa: F401  (real PyTorch: these tests fail without it)
 
-from parity import run_in
-
-
-def printed(library, snippet):
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        run_in(library, textwrap.dedent(snippet))
-    return out.getvalue()
-
-
-def assert_same_output(snippet):
-    assert printed("gradwalk", snippet) == printed("torch", snippet)
+from parity import assert_same_output, run_in
 
 
 def test_a_multi_row_tensor_breaks_the_line_before_its_suffix_as_pytorch_does():
