@@ -157,26 +157,27 @@ def register_legacy_hooks(module, args, result, hooks):
     _maybe_warn_non_full_backward_hook(args, result, grad_fn)
 
 
+def _tensors_or_warn(value, does, grads):
+    """``value`` as a tuple of Tensors; None, after PyTorch's deprecation warning, when it is not one."""
+    if isinstance(value, Tensor):
+        return (value,)
+    if isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value):
+        return value
+    warnings.warn(f"Using non-full backward hooks on a Module that does not {does} a single Tensor or a tuple "
+                  f"of Tensors is deprecated and will be removed in future versions. This hook will be "
+                  f"missing some of the {grads}. Please use register_full_backward_hook to get the "
+                  "documented behavior.", FutureWarning, stacklevel=4)
+    return None
+
+
 def _maybe_warn_non_full_backward_hook(inputs, result, grad_fn):
     """PyTorch's checks (``Module._maybe_warn_non_full_backward_hook``), its messages."""
-    if not isinstance(result, Tensor):
-        if not (isinstance(result, tuple) and all(isinstance(r, Tensor) for r in result)):
-            warnings.warn("Using non-full backward hooks on a Module that does not return a single Tensor or a tuple "
-                          "of Tensors is deprecated and will be removed in future versions. This hook will be "
-                          "missing some of the grad_output. Please use register_full_backward_hook to get the "
-                          "documented behavior.", FutureWarning, stacklevel=3)
-            return
-    else:
-        result = (result,)
-    if not isinstance(inputs, Tensor):
-        if not (isinstance(inputs, tuple) and all(isinstance(i, Tensor) for i in inputs)):
-            warnings.warn("Using non-full backward hooks on a Module that does not take as input a single Tensor or "
-                          "a tuple of Tensors is deprecated and will be removed in future versions. This hook will "
-                          "be missing some of the grad_input. Please use register_full_backward_hook to get the "
-                          "documented behavior.", FutureWarning, stacklevel=3)
-            return
-    else:
-        inputs = (inputs,)
+    result = _tensors_or_warn(result, "return", "grad_output")
+    if result is None:
+        return
+    inputs = _tensors_or_warn(inputs, "take as input", "grad_input")
+    if inputs is None:
+        return
     out_grad_fn = {r.grad_fn for r in result if r.grad_fn is not None}
     if len(out_grad_fn) == 0 or (len(out_grad_fn) == 1 and grad_fn not in out_grad_fn):
         warnings.warn("Using a non-full backward hook when outputs are nested in python data structure is deprecated "
