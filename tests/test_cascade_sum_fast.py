@@ -1,6 +1,12 @@
 """The cascade sum's fast path (a NumPy reduce per cascade level) adds the same numbers in the same
-order as its slice-by-slice reference, and both give PyTorch's bits."""
+order as its slice-by-slice reference, and both give PyTorch's bits; so does the compiled outer
+sum (numba) used for a bias's gradient."""
+import os
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 import torch
 
 from gradwalk.ops.cascade_sum import _threads, cascade_sum
@@ -86,3 +92,49 @@ def test_an_all_negative_zero_sum_is_positive_zero_as_in_pytorch():
         theirs = torch.from_numpy(x).sum(axis).numpy() if axis is not None else torch.from_numpy(x).sum().numpy()
         assert same_bits(ours, theirs)
         assert not np.signbit(ours).any()
+
+
+# ---------------------------------------------------------------- the compiled outer sum (numba)
+
+def test_the_compiled_outer_sum_gives_the_references_bits():
+    """``_cascade_sum_fast.outer_sum`` (SumKernel.cpp's loops compiled; cascade_sum runs it for
+    sums down the columns of at least FAST_MIN elements) against the reference, at every size."""
+    from gradwalk import _fast
+    from gradwalk.ops.cascade_sum import ILP, _outer_sum
+
+    if _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed: only the reference path runs")
+    from gradwalk.ops import _cascade_sum_fast
+
+    rng = np.random.default_rng(3)
+    checked = 0
+    for x in random_arrays(rng, 1500):
+        x = x.reshape((1,) * (3 - x.ndim) + x.shape) if x.ndim < 3 else x
+        lanes = 32 // x.dtype.itemsize
+        block = ILP * lanes if x.shape[2] >= lanes else ILP
+        compiled = _cascade_sum_fast.outer_sum(np.ascontiguousarray(x), (x.shape[2] // block) * block)
+        assert same_bits(compiled, _outer_sum(x, lanes, reference=True)), (x.shape, x.dtype)
+        checked += 1
+    for rows in (1, 15, 16, 17, 255, 256, 257, 4096, 4097, 70000):  # every cascade level used
+        g = rng.standard_normal((rows, 33)).astype(np.float32)
+        assert same_bits(cascade_sum(g, 0), torch.from_numpy(g).sum(0).numpy()), rows
+        assert same_bits(cascade_sum(g, 0), cascade_sum(g, 0, reference=True)), rows
+    assert checked > 1000
+
+
+def test_numba_stays_out_of_small_sums_and_GRADWALK_NO_NUMBA_keeps_it_out():
+    def run(code, **env):
+        result = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True,
+                                text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    code = ("import sys, numpy as np; from gradwalk.ops.cascade_sum import cascade_sum; "
+            "cascade_sum(np.ones({}, np.float32), 0); "
+            "print('numba' in sys.modules, 'gradwalk.ops._cascade_sum_fast' in sys.modules)")
+    assert run(code.format("(16, 10)"), GRADWALK_NO_NUMBA="") == "False False"
+    assert run(code.format("(32, 200)"), GRADWALK_NO_NUMBA="1") == "False False"
+    from gradwalk import _fast
+
+    if _fast.numba_njit() is not None:
+        assert run(code.format("(32, 200)"), GRADWALK_NO_NUMBA="") == "True True"

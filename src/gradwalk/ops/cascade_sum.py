@@ -24,6 +24,9 @@ in order, and the accumulators that are still zero left out). The fast path is t
 ``cascade_sum(..., reference=True)`` runs the reference, and tests check both give the same bits.
 (Every partial sum that starts from +0.0 differs from one that starts from its first term only in
 the sign of an all-zero sum; the one ``+ 0.0`` at the end of a cascade gives PyTorch's sign.)
+A sum down the columns (``_outer_sum``: a bias's gradient) of ``FAST_MIN`` elements or more runs
+the C++ loops compiled when numba is on (``_cascade_sum_fast``, one call instead of one NumPy
+reduction per level and block: 11 -> 2.6 us for (32, 200)); tests check it against the reference.
 
     >>> import numpy as np
     >>> x = np.float32([0.7] * 100)
@@ -35,7 +38,10 @@ import os
 
 import numpy as np
 
+from .. import _fast
+
 GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE: below it a reduction runs on one thread
+FAST_MIN = 256  # outer sums of at least this many elements run compiled (numba on): _cascade_sum_fast
 NUM_LEVELS = 4
 ILP = 4
 
@@ -201,6 +207,8 @@ def _outer_sum(x, lanes, reference=False):
     outer, n, m = x.shape
     block = ILP * lanes if m >= lanes else ILP
     cascaded = (m // block) * block
+    if not reference and x.size >= FAST_MIN and x.flags.c_contiguous and _fast.numba_njit() is not None:
+        return _compiled().outer_sum(x, cascaded)  # the kernel's loops: one call, not one per level
     if cascaded == m:
         return multi_row_sum(x)
     if not cascaded:
@@ -212,6 +220,19 @@ def _outer_sum(x, lanes, reference=False):
     out[:, :cascaded] = multi_row_sum(x[:, :, :cascaded])
     out[:, cascaded:] = row_sum(x[:, :, cascaded:])
     return out
+
+
+_COMPILED = None
+
+
+def _compiled():
+    """gradwalk.ops._cascade_sum_fast, imported on first use (callers check numba_njit())."""
+    global _COMPILED
+    if _COMPILED is None:
+        from . import _cascade_sum_fast
+
+        _COMPILED = _cascade_sum_fast
+    return _COMPILED
 
 
 def _full_sum(flat, lanes, reference=False):
@@ -254,6 +275,8 @@ def cascade_sum(x, axis=None, keepdims=False, reference=False):
         # the common case (a bias's gradient, a row sum), without the general axis bookkeeping
         axis %= x.ndim
         shape = x.shape
+        if axis == 0 and x.ndim == 2 and shape[1] != 1:  # (rows, columns) summed down the columns: a bias's gradient
+            return _outer_sum(x.reshape(1, shape[0], shape[1]), lanes, reference).reshape(shape[1])
         after = math.prod(shape[axis + 1:])
         if after == 1:
             result = _inner_sum(x.reshape(-1, shape[axis]), lanes, reference)
