@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from ..ops import activation, core, linalg, nn_ops, pointwise, reduction, shape
+from ..ops import activation, core, linalg, nn_ops, pointwise, pooling, reduction, shape
 from ..tensor import Tensor
 
 
@@ -722,29 +722,221 @@ def _embedding_rule(op, inputs, attrs, out_dtype, levels):
     return wrap(core.apply_op(op, (w,), dict(attrs, indices=np.ascontiguousarray(phys_indices))), levels)
 
 
-def _conv_rule(op, inputs, attrs, out_dtype, levels):
-    x = inputs[0]
-    if any(levels_of(t) for t in inputs[1:]):
-        return NotImplemented
-    phys = expanded(x, levels)
+# ---------------------------------------------------------------- convolution and pooling
+#
+# As functorch's rules: a batch of images is one bigger batch (the batch folded into N); a
+# weight per sample is one grouped convolution (the batch folded into the channels, groups
+# multiplied by the batch size), so each sample's group is the very product the loop would run;
+# one weight for a batch of images and a weight per sample of one image set of images is one
+# convolution with the batch folded into the output channels. The ops' NumPy code runs once,
+# the graph is the ordinary one over arrays that carry the batch.
+
+def _batch(levels):
+    sizes = level_sizes()
+    return tuple(sizes[lvl] for lvl in levels)
+
+
+def _into_n(t, levels):
+    """(batch..., N, ...) as (batch * N, ...)."""
+    phys = expanded(t, levels)
+    return phys.reshape((-1,) + tuple(phys.shape[len(levels) + 1:]))
+
+
+def _from_n(out, levels):
+    """The inverse of ``_into_n``: (batch * N, ...) as a BatchedTensor of (N, ...) samples."""
+    batch = _batch(levels)
+    count = int(np.prod(batch))
+    return wrap(out.reshape(batch + (out.shape[0] // count,) + tuple(out.shape[1:])), levels)
+
+
+def _into_channels(t, levels):
+    """(batch..., N, C, ...) as (N, batch * C, ...): sample b's channels are group b's."""
+    phys = expanded(t, levels)
     nb = len(levels)
-    batch = tuple(phys.shape[:nb + 1])
-    out = core.apply_op(op, (phys.reshape((-1,) + tuple(phys.shape[nb + 1:])),) + tuple(inputs[1:]), attrs)
+    flat = phys.reshape((-1,) + tuple(phys.shape[nb:])) if nb != 1 else phys
+    moved = flat.movedim(0, 1)
+    return moved.reshape((moved.shape[0], -1) + tuple(moved.shape[3:]))
+
+
+def _from_channels(out, levels):
+    """The inverse of ``_into_channels``: (N, batch * O, ...) as (N, O, ...) samples."""
+    batch = _batch(levels)
+    count = int(np.prod(batch))
+    split = out.reshape((out.shape[0], count, out.shape[1] // count) + tuple(out.shape[2:]))
+    moved = split.movedim(1, 0)
+    return wrap(moved.reshape(batch + tuple(moved.shape[1:])) if len(levels) != 1 else moved, levels)
+
+
+def _into_rows(t, levels):
+    """A weight (or bias) per sample, (batch..., O, ...), as (batch * O, ...)."""
+    phys = expanded(t, levels)
+    return phys.reshape((-1,) + tuple(phys.shape[len(levels) + 1:]))
+
+
+def _count(levels):
+    return int(np.prod(_batch(levels)))
+
+
+def _conv_rule(op, inputs, attrs, out_dtype, levels):
+    """``Convolution`` (and ``ConvTranspose``, whose weight is (C_in, O / groups, kh, kw)): the
+    batch folded into N when only the images are batched, into the output channels when only
+    the weight (and bias) is and groups == 1, else into the groups."""
+    x, w = inputs[0], inputs[1]
+    b = inputs[2] if len(inputs) > 2 else None
+    transposed = op is not nn_ops.Convolution
+    lx, lw, lb = levels_of(x), levels_of(w), (levels_of(b) if b is not None else ())
+    new = dict(attrs)
+    add_bias = None  # a bias per sample added after a convolution of one weight
+    if not lw and not lb:
+        how = "n"
+        args = [_into_n(x, levels), w] + ([b] if b is not None else [])
+        if transposed:
+            new["out_shape"] = (_count(levels) * attrs["out_shape"][0],) + tuple(attrs["out_shape"][1:])
+    elif not lw:  # a bias per sample only: one convolution, then each sample's bias
+        how = "n" if lx else None
+        args = [_into_n(x, levels) if lx else x, w]
+        add_bias = b
+        if transposed and lx:
+            new["out_shape"] = (_count(levels) * attrs["out_shape"][0],) + tuple(attrs["out_shape"][1:])
+    elif not lx and attrs["groups"] == 1 and not transposed:
+        how = "channels"  # one image batch, a weight per sample: the weights stacked as output channels
+        args = [x, _into_rows(w, levels)] + ([_into_rows(b, levels)] if b is not None else [])
+    else:
+        how = "channels"
+        count = _count(levels)
+        new["groups"] = attrs["groups"] * count
+        args = [_into_channels(x, levels), _into_rows(w, levels)]
+        if b is not None:
+            args.append(_into_rows(b, levels))
+        if transposed:
+            n, o = attrs["out_shape"][:2]
+            new["out_shape"] = (n, o * count) + tuple(attrs["out_shape"][2:])
+    out = core.apply_op(op, tuple(args), new, out_dtype)
     node = out.grad_fn
-    result = wrap(out.reshape(batch + tuple(out.shape[1:])), levels)
-    result.grad_fn = node  # convolution() gives the conv node its bias edge: this one
+    if how is None:
+        result = out
+    else:
+        result = _from_n(out, levels) if how == "n" else _from_channels(out, levels)
+    if add_bias is not None:
+        if node is not None:  # the convolution's own bias edge, as convolution() gives it
+            node.next_functions += ((None, 0),)
+            node.needs_input_grad += (False,)
+        return result + add_bias.reshape(-1, 1, 1)
+    if b is None:
+        result.grad_fn = node  # convolution() gives the conv node its bias edge: this one
     return result
+
+
+def _unbatched_empty(dtype):
+    return Tensor._make(np.empty((0,), dtype=dtype))
+
+
+def _conv_input_grad(g, w, input_shape, a, levels):
+    """``conv_input_grad`` for a batch: of gradients only (folded into N), or per sample weights
+    (folded into the groups)."""
+    if not levels_of(w):
+        shape = (_count(levels) * input_shape[0],) + tuple(input_shape[1:])
+        return _from_n(nn_ops.conv_input_grad(_into_n(g, levels), w, shape, a), levels)
+    count = _count(levels)
+    n, c = input_shape[:2]
+    shape = (n, c * count) + tuple(input_shape[2:])
+    folded = dict(a, groups=a["groups"] * count)
+    return _from_channels(nn_ops.conv_input_grad(_into_channels(g, levels), _into_rows(w, levels), shape,
+                                                 folded), levels)
+
+
+def _conv_weight_grad(x, g, weight_shape, a, levels):
+    """``conv_weight_grad`` for a batch: one image batch and per sample gradients (groups == 1:
+    folded into the output channels), else folded into the groups."""
+    count = _count(levels)
+    if not levels_of(x) and a["groups"] == 1:
+        shape = (weight_shape[0] * count,) + tuple(weight_shape[1:])
+        out = nn_ops.conv_weight_grad(x, _into_channels(g, levels), shape, a)
+    else:
+        shape = (weight_shape[0] * count,) + tuple(weight_shape[1:])
+        out = nn_ops.conv_weight_grad(_into_channels(x, levels), _into_channels(g, levels), shape,
+                                      dict(a, groups=a["groups"] * count))
+    return wrap(out.reshape(_batch(levels) + tuple(weight_shape)), levels)
+
+
+def _conv_backward_rule(op, inputs, attrs, out_dtype, levels):
+    g, x, w = inputs
+    a = {k: attrs[k] for k in nn_ops._CONV_ATTRS}
+    mask = attrs["output_mask"]
+    dtype = g._data.dtype
+    gx = _conv_input_grad(g, w, tuple(x.shape), a, levels) if mask[0] else _unbatched_empty(dtype)
+    gw = _conv_weight_grad(x, g, tuple(w.shape), a, levels) if mask[1] else _unbatched_empty(dtype)
+    gb = g.sum((0, 2, 3)) if mask[2] else _unbatched_empty(dtype)
+    return gx, gw, gb
+
+
+def _conv_input_grad_rule(op, inputs, attrs, out_dtype, levels):
+    g, w = inputs
+    a = {k: attrs[k] for k in nn_ops._CONV_ATTRS}
+    return _conv_input_grad(g, w, tuple(attrs["input_shape"]), a, levels)
+
+
+def _conv_weight_grad_rule(op, inputs, attrs, out_dtype, levels):
+    x, g = inputs
+    a = {k: attrs[k] for k in nn_ops._CONV_ATTRS}
+    return _conv_weight_grad(x, g, tuple(attrs["weight_shape"]), a, levels)
 
 
 def _pool_rule(op, inputs, attrs, out_dtype, levels):
     x = inputs[0]
-    phys = expanded(x, levels)
-    nb = len(levels)
-    batch = tuple(phys.shape[:nb + 1])
     mine = []
-    out = core.apply_op(op, (phys.reshape((-1,) + tuple(phys.shape[nb + 1:])),), dict(attrs, indices_out=mine))
-    attrs["indices_out"].append(logical_array(mine[0].reshape(batch + mine[0].shape[1:]), levels))
-    return wrap(out.reshape(batch + tuple(out.shape[1:])), levels)
+    out = core.apply_op(op, (_into_n(x, levels),), dict(attrs, indices_out=mine))
+    batch = _batch(levels)
+    attrs["indices_out"].append(logical_array(mine[0].reshape(batch + tuple(x.shape)[:1] + mine[0].shape[1:]),
+                                              levels))
+    return _from_n(out, levels)
+
+
+def _indices_into_n(indices, levels, shape):
+    """Max pooling's indices (a plain array, or a batched one) for a batch folded into N."""
+    phys = np.broadcast_to(_aligned_array(indices, levels, indices.ndim), _batch(levels) + tuple(shape))
+    return np.ascontiguousarray(phys).reshape((-1,) + tuple(shape[1:]))
+
+
+def _pool_scatter_rule(op, inputs, attrs, out_dtype, levels):
+    g = inputs[0]
+    shape = tuple(attrs["input_shape"])
+    new = dict(attrs, indices=_indices_into_n(attrs["indices"], levels, tuple(g.shape)),
+               input_shape=(_count(levels) * shape[0],) + shape[1:])
+    return _from_n(core.apply_op(op, (_into_n(g, levels),), new, out_dtype), levels)
+
+
+def _pool_gather_rule(op, inputs, attrs, out_dtype, levels):
+    x = inputs[0]
+    indices = attrs["indices"]
+    new = dict(attrs, indices=_indices_into_n(indices, levels, tuple(indices.shape)))
+    return _from_n(core.apply_op(op, (_into_n(x, levels),), new, out_dtype), levels)
+
+
+def _into_n_rule(shape_key=None):
+    """A one-input pooling op (or its adjoint, whose ``shape_key`` attribute is the input's
+    shape): the batch folded into N."""
+
+    def rule(op, inputs, attrs, out_dtype, levels):
+        new = dict(attrs)
+        if shape_key is not None:
+            shape = tuple(attrs[shape_key])
+            new[shape_key] = (_count(levels) * shape[0],) + shape[1:]
+        return _from_n(core.apply_op(op, (_into_n(inputs[0], levels),), new, out_dtype), levels)
+
+    return rule
+
+
+def _adaptive_rule(shape_key=None):
+    """Adaptive average pooling works on any leading dims: the batch dims are more of them."""
+
+    def rule(op, inputs, attrs, out_dtype, levels):
+        new = dict(attrs)
+        if shape_key is not None:
+            new[shape_key] = _batch(levels) + tuple(attrs[shape_key])
+        return wrap(core.apply_op(op, (expanded(inputs[0], levels),), new, out_dtype), levels)
+
+    return rule
 
 
 shape_ops = shape
@@ -809,7 +1001,17 @@ RULES.update({
     activation.NllLoss: _nll_rule,
     nn_ops.Embedding: _embedding_rule,
     nn_ops.Convolution: _conv_rule,
+    nn_ops.ConvolutionBackward: _conv_backward_rule,
+    nn_ops.ConvolutionInputGrad: _conv_input_grad_rule,
+    nn_ops.ConvolutionWeightGrad: _conv_weight_grad_rule,
+    pooling.ConvTranspose: _conv_rule,
     nn_ops.MaxPool2DWithIndices: _pool_rule,
+    nn_ops.PoolScatter: _pool_scatter_rule,
+    nn_ops.PoolGather: _pool_gather_rule,
+    pooling.AvgPool2D: _into_n_rule(),
+    pooling.AvgPool2DAdjoint: _into_n_rule("input_shape"),
+    pooling.AdaptiveAvgPool2D: _adaptive_rule(),
+    pooling.AdaptiveAvgPool2DAdjoint: _adaptive_rule("input_shape"),
 })
 
 

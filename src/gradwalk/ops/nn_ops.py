@@ -328,100 +328,108 @@ def _out_size(size, kernel, stride, padding, dilation):
 
 def _conv_forward(x, w, stride, padding, dilation, groups, bias=None):
     """Each sample's output is weight (O, C*kh*kw) @ its patches (C*kh*kw, OH*OW): one batched
-    matrix product per group, landing in (N, O, OH, OW) order with no transpose; then + bias."""
+    matrix product (stacked over the groups), landing in (N, O, OH, OW) order with no
+    transpose; then + bias."""
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     og = o // groups
     oh, ow = _out_size(x.shape[2:], (kh, kw), stride, padding, dilation)
-    fast = _fast_conv(n * cg * kh * kw * oh * ow)
+    fast = _fast_conv(n * cg * groups * kh * kw * oh * ow)
     if fast:
         return _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow, bias)
-    outs = []
-    for gi in range(groups):
-        cols = _patches(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)[0]
-        outs.append(np.matmul(w[gi * og:(gi + 1) * og].reshape(og, -1), cols).reshape(n, og, oh, ow))
-    out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+    cols = _patches(x, (kh, kw), stride, padding, dilation)[0]
+    out = _grouped_matmul(w.reshape(groups, og, -1), cols, groups).reshape(n, o, oh, ow)
     if bias is not None:
         out += bias.reshape(1, -1, 1, 1)
     return out
+
+
+def _grouped_matmul(w3, cols, groups, out=None):
+    """(G, og, K) weights times each sample's (G*K, L) columns, group by group: one matmul, the
+    same BLAS product per (sample, group) as a loop over the groups (vmap folds a batch of
+    weights into the groups, so G can be in the hundreds)."""
+    n, length = cols.shape[0], cols.shape[-1]
+    if groups == 1:
+        return np.matmul(w3[0], cols, out=out)
+    result = np.matmul(w3, cols.reshape(n, groups, -1, length),
+                       out=None if out is None else out.reshape(n, groups, -1, length))
+    return result.reshape(n, -1, length)
 
 
 def _conv_forward_fast(fast, x, w, stride, padding, dilation, groups, oh, ow, bias):
     """``_conv_forward`` with compiled im2col, a chunk of samples at a time: the same columns and
     the same per-sample products, written straight into the output, the bias added while the
     chunk is in cache (the same one addition per element)."""
-    n = x.shape[0]
+    n, c = x.shape[:2]
     o, cg, kh, kw = w.shape
     og = o // groups
     xp = _padded(fast, x, padding)
     out = np.empty((n, o, oh * ow), dtype=np.result_type(x, w))
-    step = max(1, _CONV_CHUNK // (cg * kh * kw * oh * ow))
-    buf = np.empty((min(step, n), cg, kh, kw, oh, ow), dtype=x.dtype)
-    for gi in range(groups):
-        wg = w[gi * og:(gi + 1) * og].reshape(og, -1)
-        for s in range(0, n, step):
-            e = min(s + step, n)
-            cols = buf[:e - s]
-            fast.patches(xp[s:e], gi * cg, cols, *stride, *dilation)
-            chunk = out[s:e, gi * og:(gi + 1) * og]
-            np.matmul(wg, cols.reshape(e - s, cg * kh * kw, oh * ow), out=chunk)
-            if bias is not None:
-                np.add(chunk, bias[gi * og:(gi + 1) * og].reshape(og, 1), out=chunk)
+    step = max(1, _CONV_CHUNK // (c * kh * kw * oh * ow))
+    buf = np.empty((min(step, n), c, kh, kw, oh, ow), dtype=x.dtype)
+    w3 = w.reshape(groups, og, -1)
+    for s in range(0, n, step):
+        e = min(s + step, n)
+        cols = buf[:e - s]
+        fast.patches(xp[s:e], 0, cols, *stride, *dilation)
+        chunk = out[s:e]
+        _grouped_matmul(w3, cols.reshape(e - s, c * kh * kw, oh * ow), groups, out=chunk)
+        if bias is not None:
+            np.add(chunk, bias.reshape(o, 1), out=chunk)
     return out.reshape(n, o, oh, ow)
 
 
 def _conv_input_grad(g, w, input_shape, stride, padding, dilation, groups):
     """col2im of weight.T @ g: every kernel tap adds its share back to the pixels it read, one
     strided add of a whole (N, C, OH, OW) block per tap."""
-    n, _, h, wd = input_shape
+    n, c, h, wd = input_shape
     o, cg, kh, kw = w.shape
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     oh, ow = g.shape[2], g.shape[3]
-    grad = np.zeros((n, cg * groups, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
+    grad = np.zeros((n, c, h + 2 * ph, wd + 2 * pw), dtype=g.dtype)
     g3 = g.reshape(n, o, oh * ow)
     og = o // groups
-    fast = _fast_conv(n * cg * kh * kw * oh * ow)
+    wt = w.reshape(groups, og, -1).transpose(0, 2, 1)  # each group's weight.T
+    fast = _fast_conv(n * c * kh * kw * oh * ow)
     if fast:  # the same products and adds, a chunk of samples at a time
-        step = max(1, _CONV_CHUNK // (cg * kh * kw * oh * ow))
-        buf = np.empty((min(step, n), cg * kh * kw, oh * ow), dtype=np.result_type(g, w))
-    for gi in range(groups):
-        wg = w[gi * og:(gi + 1) * og].reshape(og, -1)
-        if fast:
-            for s in range(0, n, step):
-                e = min(s + step, n)
-                dcols = buf[:e - s]
-                np.matmul(wg.T, g3[s:e, gi * og:(gi + 1) * og], out=dcols)
-                fast.col2im(dcols.reshape(e - s, cg, kh, kw, oh, ow), grad[s:e], gi * cg, sh, sw, dh, dw)
-            continue
-        dcols = np.matmul(wg.T, g3[:, gi * og:(gi + 1) * og]).reshape(n, cg, kh, kw, oh, ow)
-        target = grad[:, gi * cg:(gi + 1) * cg]
+        step = max(1, _CONV_CHUNK // (c * kh * kw * oh * ow))
+        buf = np.empty((min(step, n), c * kh * kw, oh * ow), dtype=np.result_type(g, w))
+        for s in range(0, n, step):
+            e = min(s + step, n)
+            dcols = buf[:e - s]
+            _grouped_matmul(wt, g3[s:e], groups, out=dcols)
+            fast.col2im(dcols.reshape(e - s, c, kh, kw, oh, ow), grad[s:e], 0, sh, sw, dh, dw)
+    else:
+        dcols = _grouped_matmul(wt, g3, groups).reshape(n, c, kh, kw, oh, ow)
         for i in range(kh):
             for j in range(kw):
                 rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
                 cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
-                target[:, :, rows, cols] += dcols[:, :, i, j]
+                grad[:, :, rows, cols] += dcols[:, :, i, j]
     return grad[:, :, ph:ph + h, pw:pw + wd]
 
 
 def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
     """grad_output's rows (O, N*OH*OW) @ the columns (N*OH*OW, C*kh*kw): one BLAS call per group
-    (its layout fixes the order BLAS sums in)."""
+    (its layout fixes the order BLAS sums in), stacked over the groups."""
     o, cg, kh, kw = weight_shape
     og = o // groups
-    n = x.shape[0]
+    n, c = x.shape[:2]
     oh, ow = g.shape[2], g.shape[3]
-    fast = _fast_conv(n * cg * kh * kw * oh * ow)
-    xp = _padded(fast, x, padding) if fast else None
-    parts = []
-    for gi in range(groups):
-        if fast:
-            cols = np.empty((n * oh * ow, cg * kh * kw), dtype=x.dtype)
-            fast.rows(xp, gi * cg, cols, oh, ow, kh, kw, *stride, *dilation)
-        else:
-            cols = _columns(x[:, gi * cg:(gi + 1) * cg], (kh, kw), stride, padding, dilation)[0]
-        g_rows = g[:, gi * og:(gi + 1) * og].transpose(1, 0, 2, 3).reshape(og, -1)
-        parts.append((g_rows @ cols).reshape(og, cg, kh, kw))
-    return parts[0] if groups == 1 else np.concatenate(parts, axis=0)
+    fast = _fast_conv(n * c * kh * kw * oh * ow)
+    if fast:
+        cols = np.empty((n * oh * ow, c * kh * kw), dtype=x.dtype)
+        fast.rows(_padded(fast, x, padding), 0, cols, oh, ow, kh, kw, *stride, *dilation)
+    else:
+        cols = _columns(x, (kh, kw), stride, padding, dilation)[0]
+    if groups == 1:
+        g_rows = g.transpose(1, 0, 2, 3).reshape(o, -1)
+        return (g_rows @ cols).reshape(o, cg, kh, kw)
+    # each group's rows of g times its own columns, made contiguous (as BLAS saw them one group
+    # at a time), in one stacked product
+    g_rows = g.reshape(n, groups, og, oh * ow).transpose(1, 2, 0, 3).reshape(groups, og, -1)
+    cols = np.ascontiguousarray(cols.reshape(n * oh * ow, groups, -1).transpose(1, 0, 2))
+    return np.matmul(g_rows, cols).reshape(o, cg, kh, kw)
 
 
 _CONV_ATTRS = ("stride", "padding", "dilation", "groups")
