@@ -33,17 +33,45 @@ import math
 
 import numpy as np
 
-from .. import _fast
+from .. import _fast, _mkl
 
 F32 = np.float32
 F64 = np.float64
 
 # ------------------------------------------------------------------------------------------------
-# MKL's functions: float64, rounded once
+# MKL's functions: MKL itself when installed, else float64 rounded once
+
+# the NumPy ufunc each VML function computes, and the reference (no MKL) for float32 and float64
+VML_NAMES = {np.exp: "Exp", np.log: "Ln", np.tanh: "Tanh", np.sin: "Sin", np.cos: "Cos", np.tan: "Tan",
+             np.arctan: "Atan", np.arcsin: "Asin", np.arccos: "Acos", np.log10: "Log10", np.log2: "Log2",
+             np.sqrt: "Sqrt"}
+
+
+def vml(fn, x, name=None):
+    """PyTorch's ``fn(x)`` for a float32 or float64 array or scalar: MKL's ``vms<name>`` /
+    ``vmd<name>`` (``name`` from ``VML_NAMES`` for NumPy's ufuncs), PyTorch's bits, when MKL is
+    loaded; else the NumPy reference: a ufunc rounded once from float64 for float32
+    (``mkl_like``) and as NumPy computes it for float64, another ``fn`` (erf, erfc, erfinv: a
+    function of float64 values) on the float64 values, rounded to ``x``'s dtype."""
+    y = _mkl.vml(name or VML_NAMES[fn], x)
+    if y is not None:
+        return y
+    if name is not None:
+        return np.asarray(fn(x.astype(F64)), dtype=x.dtype)
+    if x.dtype == F32:
+        return mkl_like(fn, x)
+    with np.errstate(all="ignore"):
+        return fn(x)
+
+
+# ------------------------------------------------------------------------------------------------
+# Without MKL: float64, rounded once
 
 
 _MATH = {np.exp: math.exp, np.log: math.log, np.tanh: math.tanh, np.sin: math.sin,
-         np.cos: math.cos, np.tan: math.tan, np.log1p: math.log1p, np.expm1: math.expm1}
+         np.cos: math.cos, np.tan: math.tan, np.log1p: math.log1p, np.expm1: math.expm1,
+         np.arctan: math.atan, np.arcsin: math.asin, np.arccos: math.acos, np.log10: math.log10,
+         np.log2: math.log2, np.sqrt: math.sqrt}
 
 
 _QUIET = {np.tanh, np.sin, np.cos, np.tan}  # as before: NumPy may warn for inf/nan inputs
@@ -273,6 +301,22 @@ def tanh_backward(g, y):
 _LANES = 16  # Vectorized<float>::size() on AVX-512
 
 
+def tanh_backward64(g, y):
+    """float64 ``tanh_backward``: ``g * fma(-y, y, 1)`` as PyTorch's vectorised kernel computes it
+    (one rounding of ``1 - y*y``). NumPy has no FMA: ``y*y`` is split exactly into ``p + e``
+    (Dekker's product, Veltkamp's split), ``1 - p`` exactly into ``s + err`` (Knuth's two-sum),
+    and ``s + (err - e)`` rounds once (equal to the FMA on 10^6 random values)."""
+    p = y * y
+    c = 134217729.0 * y  # 2^27 + 1
+    hi = c - (c - y)
+    lo = y - hi
+    e = ((hi * hi - p) + 2 * hi * lo) + lo * lo
+    s = 1 - p
+    b = s - 1
+    err = (1 - (s - b)) + (-p - b)
+    return g * (s + (err - e))
+
+
 def _tree(acc):
     """``vec_reduce_all``: lane i plus lane i+8, then i^4, i^2, i^1 (the 256-, 128-, 64- and
     32-bit shuffles); lane 0. ``acc``: the 16 lanes as rows."""
@@ -433,6 +477,15 @@ CHAIN_MAX_K = 256
 CHAIN_MIN_WORK = 1 << 12      # m * k * n below this: no compiled call (the NumPy chain, k <= 32)
 CHAIN_MAX_WORK = 1 << 18      # above: NumPy's BLAS (the compiled chain is slower than BLAS)
 CHAIN_MAX_WORK_NUMPY = 1 << 18  # without numba, the NumPy chain (k passes) only up to this
+
+
+def bmm_small(a, b):
+    """ATen's ``baddbmm_cpu_kernel``, what ``bmm`` runs when ``m * k * n < 400``: each element
+    the products added in order of k, each product and sum rounded (no FMA), any float dtype."""
+    acc = np.zeros((a.shape[0], a.shape[1], b.shape[2]), np.result_type(a, b))
+    for p in range(a.shape[2]):
+        acc += a[:, :, p:p + 1] * b[:, p:p + 1, :]
+    return acc
 
 
 def matmul_chain(a, b):

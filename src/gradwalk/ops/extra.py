@@ -18,11 +18,13 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .._dtype import float32
+from . import _float32_kernels as _k32
 from ._util import as_tensor_arg, export, normalize_dim, normalize_dims
 from .core import Op, apply_op
 from .pointwise import _binary, _errstate, _unary
 from .shape import Gather, ScatterAdd, _namedtuple_values_indices, index_put_zeros, values_indices
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -44,7 +46,10 @@ class Atan(Op):
     name = "AtanBackward0"
 
     def forward(x):
-        return np.arctan(x)
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.arctan, x)  # MKL's vmsAtan / vmdAtan, as PyTorch
+        with _errstate():
+            return np.arctan(x)
 
     def save(ctx, x, out):
         ctx.save(self=x)
@@ -61,6 +66,8 @@ class Asin(Op):
     name = "AsinBackward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.arcsin, x)  # MKL's vmsAsin / vmdAsin, as PyTorch
         with _errstate():
             return np.arcsin(x)
 
@@ -79,6 +86,8 @@ class Acos(Op):
     name = "AcosBackward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.arccos, x)  # MKL's vmsAcos / vmdAcos, as PyTorch
         with _errstate():
             return np.arccos(x)
 
@@ -131,6 +140,8 @@ class Log2(Op):
     name = "Log2Backward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.log2, x)  # MKL's vmsLog2 / vmdLog2, as PyTorch
         with _errstate():
             return np.log2(x)
 
@@ -148,6 +159,8 @@ class Log10(Op):
     name = "Log10Backward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.log10, x)  # MKL's vmsLog10 / vmdLog10, as PyTorch
         with _errstate():
             return np.log10(x)
 
@@ -185,6 +198,8 @@ class Erf(Op):
     name = "ErfBackward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(_erf, x, "Erf")  # MKL's vmsErf / vmdErf, as PyTorch
         return np.asarray(_erf(x.astype(np.float64)), dtype=x.dtype)
 
     def save(ctx, x, out):
@@ -284,6 +299,8 @@ class Erfc(Op):
     name = "ErfcBackward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(_erfc, x, "Erfc")  # MKL's vmsErfc / vmdErfc, as PyTorch
         return np.asarray(_erfc(x.astype(np.float64)), dtype=x.dtype)
 
     def save(ctx, x, out):
@@ -329,6 +346,8 @@ class Erfinv(Op):
     name = "ErfinvBackward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(_erfinv, x, "ErfInv")  # MKL's vmsErfInv / vmdErfInv, as PyTorch
         return np.asarray(_erfinv(x.astype(np.float64)), dtype=x.dtype)
 
     def save(ctx, x, out):

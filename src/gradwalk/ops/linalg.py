@@ -2,6 +2,7 @@
 1-D@1-D ``DotBackward0``, 2-D@1-D ``MvBackward0``, 2-D@2-D ``MmBackward0``, batched ``BmmBackward0``."""
 import numpy as np
 
+from .. import _mkl
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from . import _float32_kernels as _k32
@@ -9,6 +10,7 @@ from ._util import export, formulas_on_arrays
 from .core import Op, apply_op, result_dtype
 
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 
 
 def _check_same_dtype(kind, *tensors):
@@ -48,7 +50,12 @@ def _strides(t):
 
 
 def _mm(a, b):
-    """``a @ b`` of two matrices; float32 through ``_float32_kernels.matmul`` (MKL's bits)."""
+    """``a @ b`` of two matrices: MKL's ``cblas_?gemm`` when MKL is installed (the library and
+    call PyTorch makes: its bits, float32 and float64); else float32 through
+    ``_float32_kernels.matmul`` (an imitation of MKL's order of operations) and NumPy's BLAS."""
+    out = _mkl.gemm(a, b)
+    if out is not None:
+        return out
     if a.dtype is _F32 and b.dtype is _F32:
         return _k32.matmul(a, b)
     return a @ b
@@ -113,6 +120,12 @@ class Bmm(Op):
     name = "BmmBackward0"
 
     def forward(a, b):
+        m, k = a.shape[1:]
+        if m * k * b.shape[2] < 400:  # ATen's own loop for small products (baddbmm_cpu_kernel)
+            return _k32.bmm_small(a, b)
+        out = _mkl.bmm(a, b)  # MKL's cblas_?gemm_batch_strided, as ATen
+        if out is not None:
+            return out
         if len(a) > 1 and not b.strides[0]:
             # one matrix for the whole batch (an expanded view: vmap's per-sample copies of a
             # weight): one folded product, since NumPy's matmul leaves BLAS on zero strides
@@ -144,7 +157,8 @@ class Dot(Op):
     name = "DotBackward0"
 
     def forward(a, b):
-        return np.asarray(np.dot(a, b))
+        out = _mkl.dot(a, b)  # MKL's cblas_?dot, as ATen
+        return np.asarray(np.dot(a, b)) if out is None else out
 
     def save(ctx, a, b, out):
         ctx.save(self=a if ctx.needs_input_grad[1] else None,
@@ -163,7 +177,8 @@ class Mv(Op):
     name = "MvBackward0"
 
     def forward(a, v):
-        return a @ v
+        out = _mkl.gemv(a, v)  # MKL's cblas_?gemv, as ATen's addmv calls it
+        return a @ v if out is None else out
 
     def save(ctx, a, v, out):
         ctx.save(self=a if ctx.needs_input_grad[1] else None,
@@ -184,6 +199,14 @@ class Addmm(Op):
     name = "AddmmBackward0"  # (save() puts alpha and beta on the node, with the layouts)
 
     def forward(bias, a, b, alpha=1, beta=1):
+        if (_mkl.enabled() and bias.dtype is a.dtype and a.dtype is b.dtype and bias.ndim <= 2
+                and (a.dtype is _F32 or a.dtype is _F64)):
+            # as ATen's addmm_impl_cpu_: the bias copied into the result, then one gemm with
+            # beta (MKL adds it inside its k loop: not the sum of gemm's result and the bias)
+            out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+            if beta != 0:
+                np.copyto(out, bias)
+            return _mkl.gemm(a, b, out, alpha, beta)
         out = _mm(a, b)  # a fresh array: scale it and add the bias in place (one allocation, not two)
         if alpha != 1:
             out *= alpha

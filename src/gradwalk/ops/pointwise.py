@@ -19,6 +19,7 @@ from .core import _NO_ATTRS, Op, apply_op, observers as _observers, result_dtype
 
 _ndarray = np.ndarray
 _F32 = np.dtype(np.float32)  # float32 data goes through _float32_kernels: PyTorch's bits
+_F64 = np.dtype(np.float64)  # (and float64 data, for the functions PyTorch computes with MKL)
 
 
 def _errstate():
@@ -284,8 +285,8 @@ class Exp(Op):
     name = "ExpBackward0"
 
     def forward(x):
-        if x.dtype is _F32:
-            return _k32.mkl_like(np.exp, x)  # MKL's vmsExp
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.exp, x)  # MKL's vmsExp / vmdExp
         with _errstate():
             return np.exp(x)
 
@@ -303,8 +304,8 @@ class Log(Op):
     name = "LogBackward0"
 
     def forward(x):
-        if x.dtype is _F32:
-            return _k32.mkl_like(np.log, x)  # MKL's vmsLn
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.log, x)  # MKL's vmsLn / vmdLn
         with _errstate():
             return np.log(x)
 
@@ -322,9 +323,10 @@ class Sin(Op):
     name = "SinBackward0"
 
     def forward(x):
-        if x.dtype is _F32:
-            return _k32.mkl_like(np.sin, x)  # MKL's vmsSin
-        return np.sin(x)
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.sin, x)  # MKL's vmsSin / vmdSin
+        with _errstate():
+            return np.sin(x)
 
     def save(ctx, x, out):
         ctx.save(self=x)
@@ -340,9 +342,10 @@ class Cos(Op):
     name = "CosBackward0"
 
     def forward(x):
-        if x.dtype is _F32:
-            return _k32.mkl_like(np.cos, x)  # MKL's vmsCos
-        return np.cos(x)
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.cos, x)  # MKL's vmsCos / vmdCos
+        with _errstate():
+            return np.cos(x)
 
     def save(ctx, x, out):
         ctx.save(self=x)
@@ -363,6 +366,9 @@ class TanhBackward(Op):
     def forward(g, y):
         if g.dtype is _F32 and y.dtype is _F32:
             return _k32.tanh_backward(g, y)  # g * fma(-y, y, 1): PyTorch's bits
+        if g.dtype is _F64 and y.dtype is _F64:
+            with _errstate():
+                return _k32.tanh_backward64(g, y)  # g * fma(-y, y, 1): PyTorch's bits
         # (1 - y) * (1 + y) rounds like PyTorch's fused 1 - y*y far more often
         if (type(y) is np.ndarray and y.dtype == g.dtype and y.ndim and y.shape == g.shape
                 and y.strides == g.strides):
@@ -388,9 +394,10 @@ class Tanh(Op):
     name = "TanhBackward0"
 
     def forward(x):
-        if x.dtype is _F32:
-            return _k32.mkl_like(np.tanh, x)  # MKL's vmsTanh
-        return np.tanh(x)
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.tanh, x)  # MKL's vmsTanh / vmdTanh
+        with _errstate():
+            return np.tanh(x)
 
     def save(ctx, x, out):
         ctx.save_result("result", out)
@@ -511,6 +518,8 @@ class Sqrt(Op):
     name = "SqrtBackward0"
 
     def forward(x):
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.sqrt, x)  # MKL's vmsSqrt / vmdSqrt
         with _errstate():
             return np.sqrt(x)
 
@@ -605,9 +614,10 @@ class Tan(Op):
     name = "TanBackward0"
 
     def forward(x):
-        if x.dtype is _F32:
-            return _k32.mkl_like(np.tan, x)  # MKL's vmsTan
-        return np.tan(x)
+        if x.dtype is _F32 or x.dtype is _F64:
+            return _k32.vml(np.tan, x)  # MKL's vmsTan / vmdTan
+        with _errstate():
+            return np.tan(x)
 
     def save(ctx, x, out):
         ctx.save_result("result", out)
