@@ -28,7 +28,7 @@ python_inputs=$(hash_of pyproject.toml)
 if ! unchanged python "$python_inputs"; then
   .venv/bin/pip install -q --upgrade pip 2>&1 | grep -v "is ignored" || true
   # torch==2.13.0 exactly: a bare "torch" would pull a multi-GB CUDA build
-  .venv/bin/pip install -q -e ".[lab,train,viz,test,fast]" "torch==2.13.0" 2>&1 | grep -v "is ignored" || true
+  .venv/bin/pip install -q -e ".[lab,train,viz,test,fast,mkl]" "torch==2.13.0" 2>&1 | grep -v "is ignored" || true
   .venv/bin/python -c "import gradwalk, torch, starlette, markdown_it, mdit_py_plugins, yaml" # fail here, clearly, if the install did not
   echo "$python_inputs" > .venv/.stamp-python
 fi
