@@ -138,3 +138,39 @@ def test_numba_stays_out_of_small_sums_and_GRADWALK_NO_NUMBA_keeps_it_out():
 
     if _fast.numba_njit() is not None:
         assert run(code.format("(32, 200)"), GRADWALK_NO_NUMBA="") == "True True"
+
+
+# ---------------------------------------------------------------- nll_loss's 8-level sum
+
+def test_nll_losss_compiled_sum_gives_the_references_bits():
+    from gradwalk import _fast
+    from gradwalk.ops._float32_kernels import nll_cascade_sum
+
+    if _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed: only the reference path runs")
+    rng = np.random.default_rng(4)
+    for _ in range(1500):
+        n = int(rng.choice([1, 2, 15, 16, 17, 32, 33, 255, 256, 257, 4097, 65536, 65537, 70000]))
+        dtype = rng.choice([np.float32, np.float64])
+        values = rng.standard_normal(n).astype(dtype)
+        kind = rng.integers(0, 4)
+        if kind == 1:
+            values[rng.random(n) < 0.7] = -0.0
+        elif kind == 2:
+            values[...] = rng.choice([0.0, -0.0])
+        elif kind == 3:  # infinities, and inf - inf
+            values = (values * np.asarray(1e300 if dtype == np.float64 else 1e30, dtype)).astype(dtype)
+        compiled, reference = nll_cascade_sum(values, compiled=True), nll_cascade_sum(values)
+        assert same_bits(compiled, reference) and type(compiled) is type(reference), (values.size, values.dtype)
+
+
+@pytest.mark.parametrize("rows", [4, 32])  # a (4, 3) loss runs the NumPy sum, (32, 27) the compiled one
+def test_nll_loss_of_zero_log_probabilities_is_plus_zero_as_in_pytorch(rows):
+    import gradwalk
+
+    x = np.zeros((rows, 27 if rows > 4 else 3), np.float32)
+    target = np.arange(rows) % x.shape[1]
+    for reduction in ("mean", "sum"):
+        mine = gradwalk.nn.functional.nll_loss(gradwalk.tensor(x), gradwalk.tensor(target), reduction=reduction)
+        theirs = torch.nn.functional.nll_loss(torch.tensor(x), torch.tensor(target), reduction=reduction)
+        assert same_bits(mine.numpy(), theirs.numpy()) and not np.signbit(mine.numpy())

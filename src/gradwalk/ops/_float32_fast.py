@@ -115,15 +115,16 @@ def _tree(acc):
 
 
 @njit(cache=True, inline="always")
-def _row_sum(row):
-    """vec::reduce_all(x + y) of one row."""
+def _row_sum(row, acc):
+    """vec::reduce_all(x + y) of one row; ``acc``: 16 floats of scratch (the lanes)."""
     n = row.size
     if n < 16:
         s = row[0]
         for i in range(1, n):
             s = s + row[i]
         return s
-    acc = row[:16].copy()
+    for k in range(16):
+        acc[k] = row[k]
     d = 16
     while d < n - n % 16:
         for k in range(16):
@@ -138,6 +139,7 @@ def _row_sum(row):
 def _shift_exp_sum(x, shifted, e, sums):
     """Per row: max, ``x - max``, SLEEF exp of it, and the exps' sum in reduce_all's order."""
     rows, n = x.shape
+    acc = np.empty(16, _F)
     for r in range(rows):
         m = x[r, 0]
         for j in range(1, n):
@@ -150,14 +152,39 @@ def _shift_exp_sum(x, shifted, e, sums):
             s = x[r, j] - m
             shifted[r, j] = s
             e[r, j] = expf(s)
-        sums[r] = _row_sum(e[r])
+        sums[r] = _row_sum(e[r], acc)
+
+
+@njit(cache=True)
+def _log_softmax(x, out):
+    """Per row: ``x - max - log(sum(exp(x - max)))``, as ``_shift_exp_sum`` then SLEEF's log of
+    the sum (``log_softmax_lastdim``), in one pass of calls: no intermediate arrays."""
+    rows, n = x.shape
+    e = np.empty(n, _F)
+    acc = np.empty(16, _F)
+    for r in range(rows):
+        m = x[r, 0]
+        for j in range(1, n):
+            v = x[r, j]
+            if v > m or v != v:
+                m = v
+            if m != m:
+                break
+        for j in range(n):
+            s = x[r, j] - m
+            out[r, j] = s
+            e[j] = expf(s)
+        log_sum = logf(_row_sum(e, acc))
+        for j in range(n):
+            out[r, j] = out[r, j] - log_sum
 
 
 @njit(cache=True)
 def _log_softmax_backward(g, y, out):
     rows, n = g.shape
+    acc = np.empty(16, _F)
     for r in range(rows):
-        s = _row_sum(g[r])
+        s = _row_sum(g[r], acc)
         for j in range(n):
             out[r, j] = fma(-expf(y[r, j]), s, g[r, j])
 
@@ -207,6 +234,13 @@ def shift_exp_sum(x):
     sums = np.empty(x.shape[0], _F)
     _shift_exp_sum(x, shifted, e, sums)
     return shifted, e, sums
+
+
+def log_softmax(x):
+    """``log_softmax_lastdim`` of a 2-D float32 array, by rows."""
+    out = np.empty(x.shape, _F)
+    _log_softmax(np.ascontiguousarray(x), out)
+    return out
 
 
 def log_softmax_backward(g, y):

@@ -370,13 +370,19 @@ def _rows_max(x):
     return x.max(axis=1, keepdims=True)
 
 
+_FAST_MODULE = None
+
+
 def _compiled(x):
     """gradwalk.ops._float32_fast for a large array when numba is on, else None."""
+    global _FAST_MODULE
     if x.size < FAST_MIN or _fast.numba_njit() is None:
         return None
-    from . import _float32_fast
+    if _FAST_MODULE is None:
+        from . import _float32_fast
 
-    return _float32_fast
+        _FAST_MODULE = _float32_fast
+    return _FAST_MODULE
 
 
 def _shift_exp_sum(x):
@@ -399,6 +405,9 @@ def softmax_lastdim(x):
 
 def log_softmax_lastdim(x):
     """``serial_vec_log_softmax_lastdim_range``: ``x - max - log(sum(exp(x - max)))``."""
+    fast = _compiled(x)
+    if fast is not None:
+        return fast.log_softmax(x)
     with np.errstate(all="ignore"):
         shifted, _, sums, fast = _shift_exp_sum(x)
         shifted -= (sleef_logf(sums) if fast is None else fast.sleef_logf(sums))[:, None]
@@ -427,14 +436,19 @@ def log_softmax_backward_lastdim(g, y):
 # ------------------------------------------------------------------------------------------------
 # nll_loss's sum (aten/src/ATen/native/LossNLL.cpp, nll_loss_out_frame)
 
-def nll_cascade_sum(values):
+def nll_cascade_sum(values, compiled=False):
     """The sum ``nll_loss_out_frame`` forms of one value per row (any float dtype): 8 partial
     sums. Row b is added to level 0; then, while ``b`` is a multiple of ``step**(j+1)`` (step =
     ``2**max(4, ceil(log2(n)) // 8)``), level j is added to level j + 1 and zeroed. So row 0
     goes straight to the top, rows 1..16 are added one at a time and passed up at row 16, and so
     on; level 7 keeps everything it gets. The result: ``0 + level 0 + level 1 + ... + level 7``.
     (Rows it skips, ``ignore_index``, still count for the passing-up: callers use this only
-    without them.)"""
+    without them.) ``compiled``: run that loop compiled (``_cascade_sum_fast``) when numba is on
+    (callers ask for it when the loss's input is large enough to run the compiled log_softmax)."""
+    if compiled and values.dtype.char in "fd" and _fast.numba_njit() is not None:
+        from . import _cascade_sum_fast
+
+        return _cascade_sum_fast.nll_cascade_sum(values)
     n = values.shape[0]
     step = 1 << max(4, (int(n - 1).bit_length() if n > 1 else 0) // 8)
     zero = values.dtype.type(0)
