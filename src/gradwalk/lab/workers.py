@@ -128,9 +128,10 @@ def _worker_main(connection, limits, temp_dir):
     warnings.simplefilter("ignore")  # NumPy's overflow warnings etc. are not the server's log
     tempfile.tempdir = temp_dir  # removed by the pool with this worker, even if it is killed
     os.environ["TMPDIR"] = temp_dir
-    _limit_memory(limits.memory_bytes)
-    from .. import _fast
+    from .. import _fast, _mkl
 
+    _mkl.library()  # MKL (when installed) mapped before the limit: its libraries are not the snippet's
+    _limit_memory(limits.memory_bytes)
     _fast.disable()  # snippets are small: no compile time or LLVM inside their limits
     # what the fork server imported (torch, gradwalk) lives as long as the worker: out of the
     # collector's sight, a full collection after each request costs microseconds, not 150 ms
