@@ -121,3 +121,30 @@ def test_fast_path_equals_the_reference_loop(seed):
     rows[rng.random(rows.shape) < 0.2] = -0.0
     assert same_bits(index_add_rows(rows_count, flat, rows),
                      index_add_rows_reference(rows_count, flat, rows))
+
+
+def test_the_compiled_small_path_equals_the_reference_loop():
+    """Below the sorted path, from FAST_MIN_ELEMENTS elements, the loop runs compiled (numba on):
+    the same additions in the same order; a minibatch's embedding gradient is PyTorch's."""
+    from gradwalk import _fast
+
+    if _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed: only the reference path runs")
+    from gradwalk.ops import _scatter_fast
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        rows_count = int(rng.choice([1, 2, 27, 100, 1000]))
+        m, width = int(rng.integers(1, 2048)), int(rng.choice([1, 2, 3, 10, 64]))
+        flat = np.where(rng.random(m) < 0.3, 0, rng.integers(0, rows_count, m))
+        rows = (rng.standard_normal((m, width)) * rng.choice([1.0, 1e30])).astype(rng.choice([np.float32, np.float64]))
+        rows[rng.random(rows.shape) < 0.2] = -0.0
+        expected = index_add_rows_reference(rows_count, flat, rows)
+        assert same_bits(_scatter_fast.index_add_rows(rows_count, flat, rows), expected), (m, width)
+        assert same_bits(index_add_rows(rows_count, flat, rows), expected), (m, width)
+    X = rng.integers(0, 27, (32, 3))
+    (Cg, Ct), (Xg, Xt) = both(rng.standard_normal((27, 10)).astype(np.float32), True), both(X)
+    g = rng.standard_normal((32, 3, 10)).astype(np.float32)
+    Cg[Xg].backward(gw.tensor(g))
+    Ct[Xt].backward(torch.tensor(g))
+    assert same_bits(Cg.grad.numpy(), Ct.grad.numpy())

@@ -21,8 +21,12 @@ against each other and against PyTorch.
 """
 import numpy as np
 
+from .. import _fast
+
 # below this many rows the reference loop is as fast as the sorting
 _FAST_MIN_ROWS = 2048
+# below the sorted path, from this many elements: the loop compiled (numba on; _scatter_fast)
+FAST_MIN_ELEMENTS = 256
 _FLAT_AT_MAX = 1 << 16  # below the sorted path: np.add.at on flat indices up to this many elements
 # a band's columns hold between count and count / _BAND_RATIO rows: padding < 1/3 of its size
 _BAND_RATIO = 1.5
@@ -47,6 +51,10 @@ def index_add_rows(num_rows, flat, rows):
     m = flat.shape[0]
     if m < _FAST_MIN_ROWS or rows.dtype.kind not in "fc" or num_rows > 65536:
         d = rows.shape[1] if rows.ndim == 2 else 0
+        if m * d >= FAST_MIN_ELEMENTS and rows.dtype.char in "fd" and _fast.numba_njit() is not None:
+            from . import _scatter_fast  # the reference loop, compiled
+
+            return _scatter_fast.index_add_rows(num_rows, flat, rows)
         if 1 < d and m * d <= _FLAT_AT_MAX:
             # np.add.at on the flattened arrays: every element in the same order (row by row),
             # through NumPy's 1-D loop, twice as fast as its loop over rows (a minibatch's
