@@ -221,6 +221,15 @@ def vml(name, x):
     return out
 
 
+def _empty(shape, dtype):
+    """An uninitialised array whose data starts on a 64-byte boundary, as PyTorch's allocator
+    places every tensor: MKL's gemv (at least) gives other bits for an output placed otherwise."""
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start:start + size].view(dtype).reshape(shape)
+
+
 def _operand(a):
     """A matrix as cblas takes it: (array, transposed?, leading dimension); copies only when
     neither it nor its transpose is laid out in rows."""
@@ -248,7 +257,7 @@ def gemm(a, b, c=None, alpha=1, beta=0):
     m, k = a.shape
     n = b.shape[1]
     if c is None:
-        c = np.empty((m, n), dtype)
+        c = _empty((m, n), dtype)
         beta = 0
     if m == 0 or n == 0:
         return c
@@ -287,7 +296,7 @@ def bmm(a, b):
         return None
     batch, m, k = a.shape
     n = b.shape[2]
-    out = np.empty((batch, m, n), dtype)
+    out = _empty((batch, m, n), dtype)
     if out.size == 0:
         return out
     if k == 0:
@@ -348,11 +357,9 @@ def gemv(a, x):
     if lib is None or dtype is not x.dtype or (dtype is not _F32 and dtype is not _F64):
         return None
     rows, cols = a.shape
-    out = np.zeros(rows, dtype)
-    if rows == 0:
-        return out
-    if cols == 0:
-        return out
+    if rows == 0 or cols == 0:
+        return np.zeros(rows, dtype)
+    out = _empty((rows,), dtype)
     f = _gemvs.get(dtype)
     if f is None:
         f = lib.cblas_sgemv if dtype is _F32 else lib.cblas_dgemv
