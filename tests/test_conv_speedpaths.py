@@ -185,8 +185,17 @@ POOL_CONFIGS = [dict(kernel_size=2), dict(kernel_size=3, stride=2), dict(kernel_
                 dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1)), dict(kernel_size=2, stride=3)]
 
 
+@pytest.fixture(params=sorted(PATHS))
+def pool_path(request, monkeypatch):
+    """Each max-pool test once on the compiled backward scatter (every size), once on NumPy's."""
+    if request.param == "compiled" and _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed: only the reference path runs")
+    monkeypatch.setattr(nn_ops, "POOL_FAST_MIN", PATHS[request.param])
+    return request.param
+
+
 @pytest.mark.parametrize("cfg", POOL_CONFIGS)
-def test_max_pool_values_indices_and_gradients_are_pytorchs(cfg):
+def test_max_pool_values_indices_and_gradients_are_pytorchs(cfg, pool_path):
     rng = np.random.default_rng(4)
     data = rng.integers(-3, 4, (2, 3, 7, 9)).astype(np.float32)  # small integers: many ties
     x, tx = both(data)
@@ -211,7 +220,7 @@ def test_max_pool_picks_a_nan_as_pytorch():
     assert same_bits(idx.numpy(), tidx.numpy())
 
 
-def test_max_pool_double_backward_beside_torch():
+def test_max_pool_double_backward_beside_torch(pool_path):
     rng = np.random.default_rng(5)
     x, tx = both(rng.standard_normal((2, 2, 6, 6)).astype(np.float32))
     (gx,) = gw.autograd.grad(gw.nn.functional.max_pool2d(x, 2).pow(2).sum(), x, create_graph=True)
@@ -229,3 +238,28 @@ def test_max_pool_keeps_the_sign_of_the_first_zero():
     tout, tidx = torch.nn.functional.max_pool2d(tx, 2, return_indices=True)
     assert same_bits(out.detach().numpy(), tout.detach().numpy())
     assert same_bits(idx.numpy(), tidx.numpy())
+
+
+def test_max_pool_compiled_scatter_gives_the_reference_bits(monkeypatch):
+    if _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed")
+    rng = np.random.default_rng(6)
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.nan, -np.inf, 2.0, 0.5])
+    for trial in range(120):
+        kernel = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        stride = (int(rng.integers(1, 4)), int(rng.integers(1, 4)))
+        dilation = (int(rng.integers(1, 3)), int(rng.integers(1, 3)))
+        padding = tuple(int(rng.integers(0, k // 2 + 1)) for k in kernel)
+        size = (int(rng.integers(dilation[0] * (kernel[0] - 1) + 1, 11)),
+                int(rng.integers(dilation[1] * (kernel[1] - 1) + 1, 11)))
+        data = rng.choice(values, size=(2, 3) + size).astype(np.float32 if trial % 3 else np.float64)
+        grads = []
+        for fast_min in (0, 1 << 62):
+            monkeypatch.setattr(nn_ops, "POOL_FAST_MIN", fast_min)
+            x = gw.tensor(data, requires_grad=True)
+            out = gw.nn.functional.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode=bool(trial % 2))
+            g = np.random.default_rng(trial).standard_normal(tuple(out.shape)).astype(data.dtype)
+            g[..., ::3] = -0.0
+            out.backward(gw.tensor(g))
+            grads.append(x.grad.numpy())
+        assert same_bits(grads[0], grads[1]), (kernel, stride, dilation, padding, size)

@@ -344,14 +344,17 @@ def _conv_forward(x, w, stride, padding, dilation, groups, bias=None):
     return out
 
 
+_matmul = np.matmul  # every product of the convolutions (one name, so a benchmark can swap in another BLAS)
+
+
 def _grouped_matmul(w3, cols, groups, out=None):
     """(G, og, K) weights times each sample's (G*K, L) columns, group by group: one matmul, the
     same BLAS product per (sample, group) as a loop over the groups (vmap folds a batch of
     weights into the groups, so G can be in the hundreds)."""
     n, length = cols.shape[0], cols.shape[-1]
     if groups == 1:
-        return np.matmul(w3[0], cols, out=out)
-    result = np.matmul(w3, cols.reshape(n, groups, -1, length),
+        return _matmul(w3[0], cols, out=out)
+    result = _matmul(w3, cols.reshape(n, groups, -1, length),
                        out=None if out is None else out.reshape(n, groups, -1, length))
     return result.reshape(n, -1, length)
 
@@ -424,12 +427,12 @@ def _conv_weight_grad(x, g, weight_shape, stride, padding, dilation, groups):
         cols = _columns(x, (kh, kw), stride, padding, dilation)[0]
     if groups == 1:
         g_rows = g.transpose(1, 0, 2, 3).reshape(o, -1)
-        return (g_rows @ cols).reshape(o, cg, kh, kw)
+        return _matmul(g_rows, cols).reshape(o, cg, kh, kw)
     # each group's rows of g times its own columns, made contiguous (as BLAS saw them one group
     # at a time), in one stacked product
     g_rows = g.reshape(n, groups, og, oh * ow).transpose(1, 2, 0, 3).reshape(groups, og, -1)
     cols = np.ascontiguousarray(cols.reshape(n * oh * ow, groups, -1).transpose(1, 0, 2))
-    return np.matmul(g_rows, cols).reshape(o, cg, kh, kw)
+    return _matmul(g_rows, cols).reshape(o, cg, kh, kw)
 
 
 _CONV_ATTRS = ("stride", "padding", "dilation", "groups")
@@ -607,6 +610,24 @@ def convolution(input, weight, bias=None, stride=1, padding=0, dilation=1, group
 
 # ---------------------------------------------------------------- max pooling
 
+# The compiled scatter of max pooling's backward (``ops/_pool_fast.py``, numba) runs for float
+# gradients of pools of at least this many input elements (the digits CNN's pool has 65k);
+# smaller ones stay on the NumPy code below. Both paths give the same bits. (A compiled forward,
+# max and argmax per window in one pass, measured no faster than the NumPy passes: 5-7 ms on
+# 64x32x32x32, as session 5 found.)
+POOL_FAST_MIN = 1 << 14
+
+
+def _fast_pool(x, size):
+    """gradwalk.ops._pool_fast for a float array ``x`` of a pool of ``size`` input elements, or
+    None (the NumPy path)."""
+    if x.dtype.kind != "f" or size < POOL_FAST_MIN or _fast.numba_njit() is None:
+        return None
+    from . import _pool_fast
+
+    return _pool_fast
+
+
 def _pool_output_size(size, k, s, p, d, ceil_mode):
     span = size + 2 * p - d * (k - 1) - 1
     out = (-(-span // s) if ceil_mode else span // s) + 1
@@ -692,6 +713,12 @@ class PoolScatter(Op):
 
     def forward(g, indices, input_shape, disjoint=False):
         n, c, h, w = input_shape
+        fast = _fast_pool(g, n * c * h * w)
+        if fast:  # the same assignments or adds, in the same order (_pool_fast.py)
+            out = np.zeros((n * c, h * w), dtype=g.dtype)
+            if fast.scatter(np.ascontiguousarray(g).reshape(n * c, -1),
+                            np.ascontiguousarray(indices, dtype=np.int64).reshape(n * c, -1), out, disjoint):
+                return out.reshape(input_shape)
         planes = np.arange(n * c).reshape(n, c, 1, 1) * (h * w)
         flat = (indices + planes).ravel()
         if g.dtype.kind == "f":
