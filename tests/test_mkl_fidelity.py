@@ -219,3 +219,16 @@ def test_numpy_path_without_mkl_stays_close():
         ours = (gradwalk.tensor(a) @ gradwalk.tensor(b)).numpy()
         np.testing.assert_allclose(np.array(reference["mm" + dtype], dtype), ours, rtol=1e-4 if dtype == "float32"
                                    else 1e-12, atol=1e-4 if dtype == "float32" else 1e-12)
+
+
+def test_pow_and_mse_loss_equal_torch():
+    """``x ** 0.5`` is sqrt's (VML) kernel in PyTorch; ``mse_loss`` sums its squares as ``sum()``."""
+    rng = np.random.default_rng(4)
+    for dtype in (np.float32, np.float64):
+        x = np.abs(rng.standard_normal(5000)).astype(dtype)
+        assert same_bits((gradwalk.tensor(x) ** 0.5).numpy(), (torch.tensor(x) ** 0.5).numpy())
+        a, b = rng.standard_normal(2000).astype(dtype), rng.standard_normal(2000).astype(dtype)
+        for reduction in ("sum", "mean"):
+            ours = gradwalk.nn.functional.mse_loss(gradwalk.tensor(a), gradwalk.tensor(b), reduction=reduction)
+            theirs = torch.nn.functional.mse_loss(torch.tensor(a), torch.tensor(b), reduction=reduction)
+            assert same_bits(ours.numpy(), theirs.numpy()), reduction

@@ -121,7 +121,12 @@ class MseLoss(Op):
 
     def forward(x, t, reduction):
         d = (x - t) ** 2
-        return np.asarray(d.mean() if reduction == 1 else d.sum() if reduction == 2 else d, dtype=d.dtype)
+        if reduction == 0:
+            return d
+        from .cascade_sum import cascade_sum  # ATen's apply_loss_reduction: sum(), mean() = sum / n
+
+        total = cascade_sum(d)
+        return np.asarray(total / d.dtype.type(d.size) if reduction == 1 else total, dtype=d.dtype)
 
     def save(ctx, x, t, out, reduction):
         ctx.save(self=x, target=t)
