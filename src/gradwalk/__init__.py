@@ -64,18 +64,17 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def set_default_device(device):  # noqa: F811  (PyTorch's parameter name)
-    """Only the CPU exists here: ``"cpu"`` (or None) is accepted; any other device fails as a
-    CPU-only PyTorch build fails when a tensor is first made there."""
-    from ._device import on_cpu
+    """The CPU (``"cpu"`` or None) or the meta device; any other device fails as a CPU-only
+    PyTorch build fails when a tensor is first made there."""
+    from ._device import set_default
 
-    if device is not None:
-        on_cpu(device)  # AssertionError: Torch not compiled with CUDA enabled, ...
+    set_default(device)  # AssertionError: Torch not compiled with CUDA enabled, ...
 
 
 def get_default_device():
-    from ._device import CPU
+    from ._device import default_device
 
-    return CPU
+    return default_device()
 
 
 def promote_types(type1, type2):
@@ -125,4 +124,6 @@ def __getattr__(name):
         return getattr(_lazy("serialization"), name)
     if name == "autocast":  # torch.autocast is torch.amp.autocast
         return _lazy("amp").autocast
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        return _lazy("func").vmap
     raise AttributeError(f"module 'gradwalk' has no attribute '{name}'")

@@ -1,10 +1,14 @@
-"""``torch.device``: where a tensor lives. gradwalk has one place, the CPU, but scripts name
-devices all the time (``x.to(device)``, ``torch.zeros(3, device="cpu")``), so the object is here
-and an accelerator is refused with the message a CPU-only PyTorch build gives.
+"""``torch.device``: where a tensor lives. gradwalk has the CPU and the ``meta`` device (shapes
+without data: ``_meta.py``); scripts name devices all the time (``x.to(device)``,
+``torch.zeros(3, device="cpu")``), so the object is here and an accelerator is refused with the
+message a CPU-only PyTorch build gives. A device is also a context manager that makes it the
+default for factories, as in PyTorch (``with torch.device("meta"): model = Net()``).
 
     >>> device("cpu"), device("cuda", 1)
     (device(type='cpu'), device(type='cuda', index=1))
 """
+import threading
+
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
           "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
 
@@ -52,24 +56,69 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        # the CPU or META itself (factories compare by identity); "cuda" fails here, as on a CPU-only PyTorch
+        _defaults.stack = _default_stack() + [placement(self)]
+        return self
+
+    def __exit__(self, *exc):
+        _defaults.stack = _default_stack()[:-1]
+
 
 CPU = device("cpu")
+META = device("meta")
+
+# the default device of this thread (torch.set_default_device, ``with torch.device(...)``):
+# PyTorch keeps it in a thread-local mode stack too
+_defaults = threading.local()
 
 
-def on_cpu(where):
-    """Check a ``device=`` argument (None, a string, an int or a device): the CPU passes; CUDA
-    fails as on a PyTorch built without it, and so does any other accelerator."""
-    if where is None or where is CPU or where == "cpu":
+def _default_stack():
+    return getattr(_defaults, "stack", [])
+
+
+def default_device():
+    stack = getattr(_defaults, "stack", None)
+    return stack[-1] if stack else CPU
+
+
+def set_default(where):
+    """``torch.set_default_device``: the bottom of this thread's default-device stack."""
+    where = CPU if where is None else placement(where)
+    stack = _default_stack()
+    _defaults.stack = [where] + (stack[1:] if stack else [])
+
+
+def placement(where):
+    """Where a factory's ``device=`` argument puts the tensor: ``CPU`` or ``META`` (None: the
+    default device); CUDA fails as on a PyTorch built without it, any other accelerator too."""
+    if where is None:
+        stack = getattr(_defaults, "stack", None)
+        return stack[-1] if stack else CPU
+    if where is CPU or where == "cpu":
         return CPU
+    if where is META or where == "meta":
+        return META
     where = device(where)
     if where.type == "cpu":
         return CPU
+    if where.type == "meta":
+        return META
     if where.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
-    if where.type == "meta":  # PyTorch has it on every build; gradwalk tensors always hold their values
-        raise NotImplementedError("gradwalk does not support the meta device (tensors with a shape and no data); "
-                                  "make the tensor or module on the CPU instead")
     raise RuntimeError(f"PyTorch is not linked with support for {where.type} devices")
+
+
+def on_cpu(where, what=None):
+    """Check a ``device=`` argument (None, a string, an int or a device) where only the CPU is
+    supported: the CPU passes; ``meta`` is refused by name (``what`` says what cannot be made
+    there); CUDA fails as on a PyTorch built without it, and so does any other accelerator."""
+    if where is None and getattr(_defaults, "stack", None) is None or where is CPU or where == "cpu":
+        return CPU
+    if placement(where) is META:
+        raise NotImplementedError(f"gradwalk does not support {what or 'this'} on the meta device (tensors "
+                                  "with a shape and no data); make it on the CPU instead")
+    return CPU
 
 
 def is_device_arg(value):

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 from ._dtype import get_default_dtype
+from ._meta import MetaArray
 
 LINEWIDTH = 80
 THRESHOLD = 1000
@@ -106,13 +107,16 @@ def tensor_repr(t, prefix="tensor("):
     arr = t._data
     indent = len(prefix)
     suffixes = []
-    if arr.size == 0 and arr.ndim != 1:
+    if arr.__class__ is MetaArray:  # no values to show (PyTorch: "...", the device, the size)
+        body = "..."
+        suffixes += ["device='meta'", f"size={tuple(arr.shape)}"]
+    elif arr.size == 0 and arr.ndim != 1:
         body = "[]"
         suffixes.append(f"size={tuple(arr.shape)}")
     else:
         body = format_values(arr, indent)
     name = t.dtype.name
-    if name not in (get_default_dtype().name, "int64", "bool"):
+    if name != get_default_dtype().name and (arr.__class__ is MetaArray or name not in ("int64", "bool")):
         suffixes.append(f"dtype=torch.{name}")
     if t.grad_fn is not None:
         suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")

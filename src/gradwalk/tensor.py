@@ -11,7 +11,8 @@ import warnings
 import numpy as np
 
 from . import _dtype
-from ._device import CPU, on_cpu
+from ._device import CPU, META, on_cpu
+from ._meta import NO_DATA, NO_NUMPY, MetaArray, contiguous_strides as _meta_contiguous, empty as _meta_empty
 from ._dtype import Size, from_numpy_dtype
 from . import autograd as _autograd
 from .autograd.node import AccumulateGrad, RemovableHandle, new_version_counter
@@ -84,7 +85,7 @@ class Tensor:
         array first, so views, ``detach()`` and in-place ops see one buffer, as in PyTorch.
         """
         data = self._data
-        if type(data) is not np.ndarray:
+        if type(data) is not np.ndarray and type(data) is not MetaArray:
             data = self._data = np.array(data)
         return data
 
@@ -152,7 +153,12 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        return CPU if self._data.__class__ is not MetaArray else META
+
+    @property
+    def is_meta(self):
+        """True for a tensor on the meta device: a shape, a dtype and strides, no data (``_meta.py``)."""
+        return self._data.__class__ is MetaArray
 
     @property
     def is_cuda(self):
@@ -181,12 +187,16 @@ class Tensor:
         return self._data.tolist()
 
     def numpy(self, force=False):
+        if self._data.__class__ is MetaArray:
+            raise TypeError(NO_NUMPY)
         if self._requires_grad and not force and _grad_state.grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._array()
 
     def __array__(self, dtype=None, copy=None):
+        if self._data.__class__ is MetaArray:
+            raise TypeError(NO_NUMPY)
         return self._array() if dtype is None else self._array().astype(dtype)
 
     def __len__(self):
@@ -223,7 +233,7 @@ class Tensor:
         # As torch.Tensor.__format__: a plain 0-dim tensor formats as its Python number
         # (f"{loss}" -> 2.4543561935424805); anything else, or a subclass such as Parameter,
         # as object.__format__ (str() for an empty spec, TypeError otherwise).
-        if self._data.ndim == 0 and type(self) is Tensor:
+        if self._data.ndim == 0 and type(self) is Tensor and self._data.__class__ is not MetaArray:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -238,13 +248,20 @@ class Tensor:
         return self._is_inference
 
     def is_contiguous(self, memory_format=None):
+        if self._data.__class__ is MetaArray:
+            return self._data._logical_strides == _meta_contiguous(self._data.shape)
         return self._data.flags.c_contiguous
 
     def stride(self, dim=None):
-        s = tuple(st // self._data.itemsize for st in self._data.strides)
+        if self._data.__class__ is MetaArray:
+            s = self._data._logical_strides
+        else:
+            s = tuple(st // self._data.itemsize for st in self._data.strides)
         return s if dim is None else s[dim]
 
     def data_ptr(self):
+        if self._data.__class__ is MetaArray:
+            return 0
         return self._array().__array_interface__["data"][0]
 
     def untyped_storage(self):
@@ -252,6 +269,8 @@ class Tensor:
         return data.base if data.base is not None else data
 
     def cpu(self):
+        if self._data.__class__ is MetaArray:
+            raise NotImplementedError(NO_DATA)
         return self
 
     def cuda(self, device=None, non_blocking=False):
@@ -338,7 +357,7 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         """Pickled as its values and ``requires_grad`` (a non-leaf loses its history, as in PyTorch)."""
-        return (_rebuild_tensor, (np.array(self._data), self._requires_grad))
+        return (_rebuild_tensor, (_copied(self._data), self._requires_grad))
 
     def __deepcopy__(self, memo):
         """A new leaf with a copy of the values, ``requires_grad`` and ``.grad`` (PyTorch's rule:
@@ -356,7 +375,7 @@ class Tensor:
             make, args = self.__reduce_ex__(4)
             new = make(*copy.deepcopy(args, memo))
         else:
-            new = Tensor._make(np.array(self._data), requires_grad=self._requires_grad)
+            new = Tensor._make(_copied(self._data), requires_grad=self._requires_grad)
             if self._grad is not None:
                 new._grad = copy.deepcopy(self._grad, memo)
         memo[id(self)] = new
@@ -545,6 +564,11 @@ def _legacy_tensor_types():
 def _options(d):
     return (f"TensorOptions(dtype={_c_type_name(d)}, device=cpu, layout=Strided, requires_grad=false "
             "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+def _copied(data):
+    """A copy of a tensor's values (a meta tensor's copy is another meta array: nothing to copy)."""
+    return np.array(data) if data.__class__ is not MetaArray else _meta_empty(data.shape, data.dtype)
 
 
 def _rebuild_tensor(data, requires_grad):

@@ -14,6 +14,7 @@ from ..grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad, 
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled,  # noqa: F401
                            is_anomaly_enabled, set_detect_anomaly)
 from .._dtype import Size
+from .._meta import MetaArray, empty as meta_empty
 from .engine import GraphTask
 from .node import Node, saved_tensors_hooks_state  # noqa: F401
 
@@ -75,6 +76,8 @@ def _make_grads(outputs, grads):
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 data = out._data  # (np.array is a C call; np.ones wraps empty + copyto in Python)
                 seed = np.array(1, dtype=data.dtype) if not data.shape else np.ones(data.shape, data.dtype)
+                if data.__class__ is MetaArray:  # a meta output's seed is a meta tensor too
+                    seed = meta_empty(data.shape, data.dtype)
                 new_grads.append(Tensor._make(seed))
             else:
                 new_grads.append(None)

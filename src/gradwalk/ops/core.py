@@ -23,6 +23,7 @@ from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _seque
                              unpack_saved)
 from ..autograd import gc_guard
 from ..grad_mode import _state as _grad_state
+from .._meta import MetaArray as _MetaArray, checked_devices as _meta_checked
 
 _NO_ATTRS = {}
 _GC_CHECK_MASK = gc_guard.STRIDE - 1
@@ -41,13 +42,16 @@ class _Observers:
     profiler = None  # callable(op_name, inputs, node) -> context manager
     anomaly = False
     forward_ad = None  # callable(op, inputs, attrs, inplace, run) -> outputs, while a dual level is open
+    # callable(op, inputs, attrs, out_dtype, inplace) -> outputs, or None when no input is a meta
+    # tensor; installed when the first meta tensor is made (``_meta.py``)
+    meta = None
     # callable(op, inputs, attrs, out_dtype, inplace) -> outputs, or None when no input is batched,
     # while a ``func.vmap`` runs (its batching rules: ``func/_batching.py``)
     vmap = None
 
     @classmethod
     def refresh(cls):
-        cls.any = bool(cls.profiler or cls.anomaly or cls.forward_ad or cls.vmap)
+        cls.any = bool(cls.profiler or cls.anomaly or cls.forward_ad or cls.vmap or cls.meta)
 
 
 observers = _Observers
@@ -298,6 +302,10 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
                 requires_grad = True
                 break
     if observers.any and not _watched:
+        if observers.meta is not None:
+            on_meta = observers.meta(op, inputs, attrs, out_dtype, inplace)
+            if on_meta is not None:
+                return on_meta
         if observers.vmap is not None:
             batched = observers.vmap(op, inputs, attrs, out_dtype, inplace)
             if batched is not None:
@@ -317,9 +325,9 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
         if type(data) is not _ndarray and type(data) not in _SCALAR_TYPES:
             if type(data) is tuple:
                 if inplace is None:
-                    return tuple(Tensor._make(_asarray(d)) for d in data)
+                    return tuple(Tensor._make(_as_data(d, inputs)) for d in data)
                 return _apply_multi(op, inputs, attrs, data, requires_grad)
-            data = _asarray(data)
+            data = _as_data(data, inputs)
         if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
             data = data.astype(out_dtype.np)
         if inplace is not None:
@@ -366,7 +374,7 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
         if data.__class__ is tuple:
             return _apply_multi(op, inputs, attrs, data, requires_grad)
         if data.__class__ is not _ndarray and data.__class__ not in _SCALAR_TYPES:
-            data = _asarray(data)
+            data = _as_data(data, inputs)
     if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
         data = data.astype(out_dtype.np)
         meta = None
@@ -453,6 +461,14 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
     return result
 
 
+def _as_data(data, inputs):
+    """A forward's result that is not an ndarray or NumPy scalar, as the data of a tensor: a meta
+    array stays one (once its inputs are checked to be on one device), anything else is converted."""
+    if data.__class__ is _MetaArray:
+        return _meta_checked(data, inputs)
+    return _asarray(data)
+
+
 def _apply(op, inputs, attrs, out_dtype, inplace, requires_grad):
     """``apply_op`` once an observer has been told (it does not tell it again)."""
     return apply_op(op, inputs, attrs, out_dtype, inplace, True)
@@ -467,7 +483,7 @@ def _apply_with_tangents(op, inputs, attrs, out_dtype, inplace, requires_grad):
 def _apply_multi(op, inputs, attrs, data, requires_grad):
     Tensor = _Tensor
     if not requires_grad or op.Node is None:
-        return tuple(Tensor._make(_asarray(d)) for d in data)
+        return tuple(Tensor._make(_as_data(d, inputs)) for d in data)
     node = op.Node.__new__(op.Node)
     node._sequence_nr_value = _next_sequence_nr()
     node._edges = _flat_edges(inputs)
@@ -477,7 +493,7 @@ def _apply_multi(op, inputs, attrs, data, requires_grad):
     outputs = []
     meta = []
     for i, d in enumerate(data):
-        d = _asarray(d)
+        d = _as_data(d, inputs)
         differentiable = d.dtype.kind == "f"
         o = Tensor._make(d, grad_fn=node if differentiable else None, output_nr=i,
                          requires_grad=differentiable)
@@ -561,6 +577,8 @@ def _write_inplace(t, data, node):
     target = t._data
     if target.__class__ is not _ndarray:
         target = t._array()
+        if target.__class__ is _MetaArray:  # nothing to write: check the shape, count the version
+            return _write_meta(t, target, data, node)
     if t._is_inference and not _grad_state.inference:
         raise RuntimeError(
             "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
@@ -575,6 +593,8 @@ def _write_inplace(t, data, node):
             "unsupported operation: more than one element of the written-to tensor refers to a single "
             "memory location. Please clone() the tensor before performing the operation.")
     if not writeable or target.ndim == 0:
+        if data.__class__ is _MetaArray:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         target[...] = data
     else:
         np.copyto(target, data, casting="unsafe")
@@ -586,6 +606,29 @@ def _write_inplace(t, data, node):
         from ..autograd import views
 
         if t._base is not None:  # a view: its base gets CopySlices(node) in _finish_inplace
+            return t
+        old = t.grad_fn
+        t.grad_fn = node
+        if t._retains_grad:
+            views.move_retains_grad(t, old, node)
+        t._output_nr = 0
+        t._requires_grad = True
+    return t
+
+
+def _write_meta(t, target, data, node):
+    if data.shape != target.shape:
+        raise RuntimeError(
+            f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}")
+    if 0 in target._logical_strides and target.size > 1:  # expand()ed
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a single "
+            "memory location. Please clone() the tensor before performing the operation.")
+    t._version_counter[0] += 1
+    if node is not None:
+        from ..autograd import views
+
+        if t._base is not None:
             return t
         old = t.grad_fn
         t.grad_fn = node

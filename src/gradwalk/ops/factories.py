@@ -11,7 +11,8 @@ import numpy as np
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
 from .. import _dtype
-from .._device import on_cpu
+from .._device import META, placement
+from .._meta import MetaArray, empty as _meta_empty
 from .._dtype import Size, as_dtype, get_default_dtype, int64
 from ._util import export
 
@@ -20,8 +21,11 @@ from ._util import export
 from ..random import Generator, default_generator, initial_seed, manual_seed, seed  # noqa: E402,F401
 
 
-def _make(data, dtype=None, requires_grad=False):
+def _make(data, dtype=None, requires_grad=False, where=None):
+    """A new leaf holding ``data``; on the meta device (``where``), a meta array of its shape."""
     Tensor = _tensor.Tensor
+    if where is META and data.__class__ is not MetaArray:
+        data = _meta_empty(data.shape, data.dtype)
     t = Tensor._make(data if dtype is None else data.astype(as_dtype(dtype).np, copy=False))
     if requires_grad:
         t.requires_grad_(True)
@@ -62,7 +66,7 @@ def _to_nested(data):
 @export(method=False)
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``tensor([1., 2.], requires_grad=True)``: a leaf holding a copy of ``data``."""
-    on_cpu(device)
+    where = placement(device)
     Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
         warnings.warn(
@@ -93,7 +97,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
     if arr.base is not None:  # never share memory with the caller's data
         arr = np.ascontiguousarray(arr, dtype=d.np).copy()
-    t = Tensor._make(arr.astype(d.np, copy=False))
+    t = Tensor._make(arr.astype(d.np, copy=False) if where is not META else _meta_empty(arr.shape, d.np))
     if requires_grad:
         t._requires_grad = True
     return t
@@ -101,11 +105,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 @export(method=False)
 def as_tensor(data, dtype=None, device=None):
-    on_cpu(device)
     Tensor = _tensor.Tensor
     if isinstance(data, Tensor):
+        if device is not None and placement(device) is not data.device:
+            data = data.to(device)
         return data if dtype is None else data.to(dtype)
-    return tensor(data, dtype=dtype)
+    return tensor(data, dtype=dtype, device=device)
 
 
 @export(method=False)
@@ -116,42 +121,40 @@ def from_numpy(array):
     return Tensor._make(array)
 
 
-def _filled(fill, size, dtype, requires_grad, default=None):
+def _filled(fill, size, dtype, requires_grad, default=None, device=None):
     d = as_dtype(dtype) if dtype is not None else (default or get_default_dtype())
+    if placement(device) is META:  # a shape and a dtype: nothing to fill (any size)
+        return _make(_meta_empty(_size(size), d.np), requires_grad=requires_grad)
     return _make(np.full(_size(size), fill, dtype=d.np), requires_grad=requires_grad)
 
 
 @export(method=False)
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
-    on_cpu(device)
-    return _filled(0, size, dtype, requires_grad)
+    return _filled(0, size, dtype, requires_grad, device=device)
 
 
 @export(method=False)
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
-    on_cpu(device)
-    return _filled(1, size, dtype, requires_grad)
+    return _filled(1, size, dtype, requires_grad, device=device)
 
 
 @export(method=False)
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None):
-    on_cpu(device)
-    return _filled(0, size, dtype, requires_grad)
+    return _filled(0, size, dtype, requires_grad, device=device)
 
 
 @export(method=False)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
     if dtype is None:
         dtype = _infer_dtype(fill_value)
-    return _filled(fill_value, (size,) if isinstance(size, int) else tuple(size), dtype, requires_grad)
+    return _filled(fill_value, (size,) if isinstance(size, int) else tuple(size), dtype, requires_grad,
+                   device=device)
 
 
 def _like(fill):
     def fn(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-        on_cpu(device)
         d = as_dtype(dtype) if dtype is not None else input.dtype
-        return _make(np.full(input._data.shape, fill, dtype=d.np), requires_grad=requires_grad)
+        return _filled(fill, input._data.shape, d, requires_grad, device=device or input.device)
 
     return fn
 
@@ -163,27 +166,26 @@ empty_like = export("empty_like", method=False)(_like(0))
 
 @export(method=False)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
     d = as_dtype(dtype) if dtype is not None else input.dtype
-    return _make(np.full(input._data.shape, fill_value, dtype=d.np), requires_grad=requires_grad)
+    return _filled(fill_value, input._data.shape, d, requires_grad, device=device or input.device)
 
 
 @export(method=False)
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
+    where = placement(device)
     if end is None:
         start, end = 0, start
     values = (start, end, step)
     is_float = any(isinstance(v, float) for v in values)
     d = as_dtype(dtype) if dtype is not None else (get_default_dtype() if is_float else int64)
-    return _make(np.arange(start, end, step).astype(d.np), requires_grad=requires_grad)
+    return _make(np.arange(start, end, step).astype(d.np), requires_grad=requires_grad, where=where)
 
 
 @export(method=False)
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
+    where = placement(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
-    return _make(_linspace_values(start, end, steps, d.np), requires_grad=requires_grad)
+    return _make(_linspace_values(start, end, steps, d.np), requires_grad=requires_grad, where=where)
 
 
 def _linspace_values(start, end, steps, np_dtype):
@@ -234,8 +236,10 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, requires_grad=False):
 
 @export(method=False)
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
+    where = placement(device)
     d = as_dtype(dtype) if dtype is not None else get_default_dtype()
+    if where is META:
+        return _make(_meta_empty((n, n if m is None else m), d.np), requires_grad=requires_grad)
     return _make(np.eye(n, m, dtype=d.np), requires_grad=requires_grad)
 
 

@@ -15,7 +15,8 @@ import numpy as np
 from .. import _distributions as D
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 from .. import random as _random
-from .._device import on_cpu
+from .._device import META, placement
+from .._meta import MetaArray, empty as _meta_empty
 from .._dtype import as_dtype, get_default_dtype, int64
 from ..grad_mode import _state as _grad_state
 from ._util import export
@@ -60,7 +61,7 @@ def _fill(self, draw, into=None):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     arr = self._array()
     n = arr.size
-    if n:
+    if n and arr.__class__ is not MetaArray:  # a meta tensor has nothing to draw into
         if into is not None and arr.flags.c_contiguous:
             flat = arr.reshape(-1)
             values = into(n, flat)
@@ -205,15 +206,17 @@ def _float_dtype(dtype, op):
     return d
 
 
-def _empty(size, d):
+def _empty(size, d, where=None):
+    if where is META:
+        return _make(_meta_empty(size, d.np))
     return _make(np.empty(size, dtype=d.np))
 
 
-def _out_or_empty(out, size, d):
+def _out_or_empty(out, size, d, where=None):
     """``torch.rand(2, 2, out=c)`` draws into ``c`` (resized to the size if need be, as PyTorch's
     out= variants); without ``out`` a new tensor."""
     if out is None:
-        return _empty(size, d)
+        return _empty(size, d, where)
     if tuple(out.shape) != tuple(size):
         out._data = np.empty(size, dtype=out._data.dtype)
     return out
@@ -229,8 +232,9 @@ def _finish(t, requires_grad):
 @_vmap_random("factory")
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """``empty(size).uniform_(0, 1)``; with ``out=``, drawn into ``out``."""
-    on_cpu(device)
-    t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "check_uniform_bounds"))
+    where = placement(device)
+    t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "check_uniform_bounds"),
+                      where)
     return _finish(uniform_(t, generator=generator), requires_grad)
 
 
@@ -238,7 +242,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 @_vmap_random("factory")
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """``empty(size).normal_(0, 1)``: 16 at a time for 16 or more values, one at a time below."""
-    on_cpu(device)
+    where = placement(device)
     if _observers.profiler is not None:  # a profiler records aten::randn (empty, then normal_)
         from ..profiler import _active, _Span
 
@@ -249,7 +253,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
             with _Span(_active[-1], "aten::normal_"):
                 t = normal_(t, generator=generator)
         return _finish(t, requires_grad)
-    t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "normal_kernel_cpu"))
+    t = _out_or_empty(out, _size(size), _float_dtype(dtype if out is None else out.dtype, "normal_kernel_cpu"),
+                      where)
     return _finish(normal_(t, generator=generator), requires_grad)
 
 
@@ -257,30 +262,32 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 @_vmap_random("factory")
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """``randint(high, size)`` or ``randint(low, high, size)``: ``empty(size).random_(low, high)``."""
-    on_cpu(device)
+    where = placement(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     if size is None:
         raise TypeError("randint() missing 1 required positional arguments: \"size\"")
     d = as_dtype(dtype) if dtype is not None else int64
-    t = _empty(_size((size,)), d)
+    t = _empty(_size((size,)), d, where)
     return _finish(random_(t, int(low), int(high), generator=generator), requires_grad)
 
 
 @export(method=False)
 @_vmap_random("factory")
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    on_cpu(device)
+    where = placement(device)
     n = int(n)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     d = as_dtype(dtype) if dtype is not None else int64
+    if where is META:
+        return _finish(_empty((n,), d, where), requires_grad)
     values = D.randperm(_random._resolve(generator), n)
     return _finish(_make(values.astype(d.np)), requires_grad)
 
 
 def _like(input, dtype):
-    return _make(np.empty(input.shape, dtype=(as_dtype(dtype) if dtype is not None else input.dtype).np))
+    return _empty(input.shape, as_dtype(dtype) if dtype is not None else input.dtype, input.device)
 
 
 @export(method=False)

@@ -767,8 +767,9 @@ def _to_signature_error(args, kwargs):
 @export(function=False)
 def to(input, *args, dtype=None, copy=False, device=None, non_blocking=False, memory_format=None, **unexpected):
     """``x.to(torch.float64)``, ``x.to("cpu")``, ``x.to(device, dtype)``, ``x.to(other)``."""
-    from .._device import on_cpu
+    from .._device import placement
     from .._dtype import as_dtype, dtype as dtype_cls
+    from .._meta import to_device
     Tensor = _tensor.Tensor
     if unexpected:  # PyTorch's argument parser: x.to(requires_grad=True), an old tutorial's line
         raise TypeError(_to_signature_error(args, unexpected))
@@ -778,8 +779,11 @@ def to(input, *args, dtype=None, copy=False, device=None, non_blocking=False, me
         elif isinstance(a, Tensor):
             dtype = a.dtype
         else:  # a device: a string, an int or a device object
-            on_cpu(a)
-    on_cpu(device)
+            device = a
+    if device is not None:  # the CPU or the meta device (to or from meta: _meta.to_device)
+        moved = to_device(input, placement(device), None if dtype is None else as_dtype(dtype))
+        if moved is not None:
+            return moved
     if dtype is None:
         return input
     dtype = as_dtype(dtype)

@@ -1,7 +1,7 @@
 """``Conv2d`` and ``MaxPool2d``."""
 import math
 
-from ..._device import on_cpu
+from ..._device import placement
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -18,7 +18,7 @@ class Conv2d(Module):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros", device=None, dtype=None):
-        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
+        placement(device)  # "cuda": refused as on a CPU-only PyTorch
         super().__init__()
         if in_channels % groups != 0:
             raise ValueError("in_channels must be divisible by groups")
@@ -36,9 +36,10 @@ class Conv2d(Module):
         self.padding_mode = padding_mode
         self.output_padding = (0, 0)
         self.transposed = False
-        self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype))
+        self.weight = Parameter(_empty(out_channels, in_channels // groups, *self.kernel_size, dtype=dtype,
+                                       device=device))
         if bias:
-            self.bias = Parameter(_empty(out_channels, dtype=dtype))
+            self.bias = Parameter(_empty(out_channels, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

@@ -3,7 +3,8 @@ import math
 
 import numpy as np
 
-from ..._device import on_cpu
+from ..._device import META, placement
+from ..._meta import empty as _meta_empty
 from ..._dtype import get_default_dtype
 from ...tensor import Tensor
 from .. import functional as F
@@ -12,8 +13,11 @@ from ..parameter import Parameter
 from .module import Module
 
 
-def _empty(*shape, dtype=None):
-    return Tensor._make(np.empty(shape, dtype=(dtype or get_default_dtype()).np))
+def _empty(*shape, dtype=None, device=None):
+    d = (dtype or get_default_dtype()).np
+    if placement(device) is META:  # the meta device: a shape, no data (init functions skip it)
+        return Tensor._make(_meta_empty(shape, d))
+    return Tensor._make(np.empty(shape, dtype=d))
 
 
 class Identity(Module):
@@ -29,13 +33,13 @@ class Linear(Module):
     uniform in +-1/sqrt(in_features)."""
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
+        placement(device)  # "cuda": refused as on a CPU-only PyTorch
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype))
+        self.weight = Parameter(_empty(out_features, in_features, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(_empty(out_features, dtype=dtype))
+            self.bias = Parameter(_empty(out_features, dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()

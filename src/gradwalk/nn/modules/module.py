@@ -337,18 +337,47 @@ class Module:
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, **kwargs):
         from ... import _dtype
-        from ..._device import on_cpu
+        from ..._device import META, placement
+        from ..._meta import NO_DATA, MetaArray, empty
 
         for a in args:
             if isinstance(a, _dtype.dtype):
                 dtype = a
             elif not isinstance(a, bool):  # a device (a trailing bool is non_blocking)
-                on_cpu(a)
-        on_cpu(device)
+                device = a
+        if device is not None:
+            where = placement(device)
+            tensors = [t for m in self.modules() for store in (m._parameters, m._buffers)
+                       for t in store.values() if t is not None]
+            if where is META:  # every parameter, buffer and gradient keeps its shape and loses its data
+                self._apply_to_tensors(lambda a: a if a.__class__ is MetaArray else empty(a.shape, a.dtype))
+            elif any(t._data.__class__ is MetaArray for t in tensors):
+                raise NotImplementedError(
+                    NO_DATA + " Please use torch.nn.Module.to_empty() instead of torch.nn.Module.to() when "
+                    "moving module from meta to a different device.")
         if dtype is None:
             return self  # a device: everything lives on the CPU
         target = _dtype.as_dtype(dtype).np
         return self._apply_to_tensors(lambda a: a.astype(target) if a.dtype.kind == "f" else a)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers of the same shapes on ``device``, their values not set (gradwalk:
+        zeros), as after ``with torch.device("meta"): model = Net()``; then ``reset_parameters()``."""
+        import numpy as np
+
+        from ..._device import META, placement
+        from ..._meta import empty
+
+        where = placement(device)
+        modules = self.modules() if recurse else [self]
+        for module in modules:
+            for store in (module._parameters, module._buffers):
+                for t in store.values():
+                    if t is not None:
+                        a = t._data
+                        t._data = empty(a.shape, a.dtype) if where is META else np.zeros(a.shape, a.dtype)
+                        t._grad = None
+        return self
 
     def float(self):
         from ... import _dtype
