@@ -130,6 +130,7 @@ def main():
     import gradwalk
 
     torch.set_num_threads(1)
+    gradwalk.set_num_threads(1)  # (MKL, when installed: gradwalk's products on one thread too)
     # one BLAS thread for NumPy too, like for like (and OpenBLAS's spinning threads make small
     # matmuls erratic on a busy 2-core machine)
     from threadpoolctl import threadpool_limits

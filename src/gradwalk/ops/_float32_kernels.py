@@ -5,11 +5,14 @@ three ways, and each op here follows the way PyTorch takes for it:
 
 * **MKL VML** (``aten/src/ATen/cpu/vml.h``: ``vmsExp``, ``vmsLn``, ``vmsTanh``, ``vmsSin``,
   ``vmsCos``, ``vmsAtan``, ... with ``VML_HA``) for ``exp``, ``log``, ``tanh``, ``sin``, ``cos``,
-  ``tan``, ``atan``, ``asin``, ``acos``, ``erf``: closed source, within about half an ulp of the exact value.
-  ``mkl_like`` computes the function in float64 and rounds once to float32, which is the exact
-  value's nearest float32: PyTorch's bits for all but about 1% of elements (``exp``, ``tanh``),
-  5% (``sin``, ``cos``) or 0.01% (``log``), against 70% / 32% / 16% / 5% differing with
-  NumPy's own float32 functions.
+  ``tan``, ``atan``, ``asin``, ``acos``, ``erf``, ``erfc``, ``erfinv``, ``log10``, ``log2``,
+  ``sqrt`` (float32 and float64), and MKL's gemm/gemv/dot for the matrix products. MKL is closed
+  source: with the ``mkl`` extra installed, ``vml`` and ``ops/linalg.py`` call MKL itself
+  (``gradwalk._mkl``: PyTorch's bits, every element measured). Without it, ``mkl_like``
+  computes the function in float64 and rounds once to float32, the exact value's nearest
+  float32: PyTorch's bits for all but about 1% of elements (``exp``, ``tanh``), 5% (``sin``,
+  ``cos``) or 0.01% (``log``), against 70% / 32% / 16% / 5% differing with NumPy's own float32
+  functions; ``matmul`` runs MKL's sgemm as one FMA chain over k (exact for k up to 256).
 * **SLEEF** (``Vectorized<float>::exp()`` is ``Sleef_expf16_u10``, ``log()`` is
   ``Sleef_logf16_u10``) inside PyTorch's own kernels: ``sigmoid`` (``1 / (1 + exp(-x))``, 32
   elements at a time, the tail with the C library's ``expf``), ``softmax``, ``log_softmax`` and
