@@ -391,10 +391,17 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__((), UINT64_MAX)
+        # Node.__init__((), UINT64_MAX), spelled out: a leaf's node is made again in every
+        # iteration of a training loop (it is held weakly, as in PyTorch)
+        self._edges = ()
+        self._sequence_nr_value = UINT64_MAX
+        if _anomaly.enabled:
+            _anomaly.record(self, skip=1)
         self.variable = variable
-        grad_dtype = variable.__dict__.get("_grad_dtype", variable._data.dtype)  # None: any dtype
-        self._input_metadata = [(variable._data.shape, getattr(grad_dtype, "np", grad_dtype))]  # NumPy's
+        data = variable._data
+        grad_dtype = variable.__dict__.get("_grad_dtype", data.dtype)  # None: any dtype
+        self._input_metadata = [(data.shape, grad_dtype if grad_dtype.__class__ is np.dtype
+                                 else getattr(grad_dtype, "np", grad_dtype))]  # NumPy's
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
