@@ -272,3 +272,36 @@ def test_ensemble_of_two_cnns_with_stack_module_state(one_minibatch, conv_path):
     each = gw.stack([net(gw.tensor(x[0] if one_minibatch else x[i])) for i, net in enumerate(ours)])
     assert same_bits(results[gw].detach().numpy(), each.detach().numpy())
     np.testing.assert_allclose(results[gw].detach().numpy(), results[torch].detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------- nestings
+
+def test_nested_vmap_over_weights_then_images(conv_path):
+    x, w = arrays(12, (4, 2, 7, 7), (3, 5, 2, 3, 3))
+
+    def make(lib):
+        conv = lambda x, w: lib.nn.functional.conv2d(x, w, padding=1)  # noqa: E731
+        return lib.func.vmap(lib.func.vmap(conv, in_dims=(0, None)), in_dims=(None, 0))
+
+    got = make(gw)(gw.tensor(x), gw.tensor(w))
+    want = make(torch)(torch.tensor(x), torch.tensor(w))
+    assert tuple(got.shape) == (3, 4, 5, 7, 7)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_per_sample_jacobians_and_a_per_sample_gradient_penalty(conv_path):
+    x, w = arrays(13, (3, 2, 2, 6, 6), (4, 2, 3, 3))
+
+    def jacobians(lib):
+        F = lib.nn.functional
+        return lib.func.vmap(lib.func.jacrev(lambda x, w: F.max_pool2d(F.conv2d(x, w).tanh(), 2).sum(0)),
+                             in_dims=(0, None))
+
+    def penalty(lib):  # grad of a function of a gradient (double backward through conv), per sample
+        def pen(w, x):
+            g = lib.func.grad(lambda x: lib.nn.functional.conv2d(x, w, padding=1).tanh().sum())(x)
+            return (g ** 2).sum()
+        return lib.func.vmap(lib.func.grad(pen), in_dims=(None, 0))
+
+    check_vmap(jacobians, (0, None), [x, w])
+    check_vmap(penalty, (None, 0), [w, x])
