@@ -222,11 +222,26 @@ def test_numpy_path_without_mkl_stays_close():
 
 
 def test_pow_and_mse_loss_equal_torch():
-    """``x ** 0.5`` is sqrt's (VML) kernel in PyTorch; ``mse_loss`` sums its squares as ``sum()``."""
+    """``x ** 0.5`` is sqrt's (VML) kernel in PyTorch, other float32 exponents SLEEF's powf (glibc's
+    for each run's last ``n % 32``); ``mse_loss`` sums its squares as ``sum()``."""
     rng = np.random.default_rng(4)
     for dtype in (np.float32, np.float64):
         x = np.abs(rng.standard_normal(5000)).astype(dtype)
         assert same_bits((gradwalk.tensor(x) ** 0.5).numpy(), (torch.tensor(x) ** 0.5).numpy())
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # (on more threads each thread's share has a scalar tail of its own)
+    try:
+        with np.errstate(all="ignore"):
+            special = np.array(SPECIAL, np.float32)
+        for shape in [(), (1,), (31,), (2000,), (64, 100), (3, 4, 65)]:
+            x = (rng.standard_normal(shape) * 3).astype(np.float32)
+            for exponent in (4, 5, 1.5, -1.5, 0.3, 7, 1 / 3):
+                assert same_bits((gradwalk.tensor(x) ** exponent).numpy(), (torch.tensor(x) ** exponent).numpy())
+        for exponent in (4, 5, 1.5, -1.5, -3, 0.3, float("inf"), float("-inf"), float("nan")):
+            x = np.tile(special, 4)
+            assert same_bits((gradwalk.tensor(x) ** exponent).numpy(), (torch.tensor(x) ** exponent).numpy())
+    finally:
+        torch.set_num_threads(threads)
         a, b = rng.standard_normal(2000).astype(dtype), rng.standard_normal(2000).astype(dtype)
         for reduction in ("sum", "mean"):
             ours = gradwalk.nn.functional.mse_loss(gradwalk.tensor(a), gradwalk.tensor(b), reduction=reduction)

@@ -191,6 +191,130 @@ def sleef_logf(d):
         return np.where(d == 0, F32(-np.inf), r).astype(F32, copy=False)
 
 
+# SLEEF's double-float arithmetic (df.h, FMA build): a value as a float32 pair (high, low)
+
+def _mul_ff(x, y):
+    s = x * y
+    return s, fma32(x, y, -s)
+
+def _mul_f2f(xx, xy, y):
+    s = xx * y
+    return s, fma32(xy, y, fma32(xx, y, -s))
+
+def _mul_f2f2(xx, xy, yx, yy):
+    s = xx * yx
+    return s, fma32(xx, yy, fma32(xy, yx, fma32(xx, yx, -s)))
+
+def _squ(xx, xy):
+    s = xx * xx
+    return s, fma32(xx + xx, xy, fma32(xx, xx, -s))
+
+def _div(nx, ny, dx, dy):
+    t = F32(1) / dx
+    s = nx * t
+    u = fma32(t, nx, -s)
+    v = fma32(-dy, t, fma32(-dx, t, F32(1)))
+    return s, fma32(s, v, fma32(ny, t, u))
+
+def _add2_ff(x, y):
+    s = x + y
+    v = s - x
+    return s, (x - (s - v)) + (y - v)
+
+def _add_f2f2(xx, xy, yx, yy):
+    s = xx + yx
+    return s, (((xx - s) + yx) + xy) + yy
+
+def _add2_f2f2(xx, xy, yx, yy):
+    s = xx + yx
+    v = s - xx
+    return s, ((xx - (s - v)) + (yx - v)) + (xy + yy)
+
+def _add2_f2f(xx, xy, y):
+    s = xx + y
+    v = s - xx
+    return s, ((xx - (s - v)) + (y - v)) + xy
+
+def _add_ff2(x, yx, yy):
+    s = x + yx
+    return s, ((x - s) + yx) + yy
+
+def _logkf(d):
+    """SLEEF's ``logkf`` (AVX-512: getexp/getmant): log(d) as a float32 pair."""
+    a = np.abs(d * F32(1 / 0.75))
+    e = np.floor(np.log2(a, dtype=F64))
+    e = np.where(np.isinf(a), 128.0, e).astype(F32)
+    ei = np.nan_to_num(e, nan=0, posinf=0, neginf=0).astype(np.int32)
+    m = np.ldexp(np.abs(d).astype(F64), -ei).astype(F32)
+    x = _div(*_add2_ff(F32(-1), m), *_add2_ff(F32(1), m))
+    x2 = _squ(*x)
+    t = fma32(F32(0.240320354700088500976562), x2[0], F32(0.285112679004669189453125))
+    t = fma32(t, x2[0], F32(0.400007992982864379882812))
+    c = (F32(0.66666662693023681640625), F32(3.69183861259614332084311e-09))
+    s = _mul_f2f(F32(0.69314718246459960938), F32(-1.904654323148236017e-09), e)
+    s = _add_f2f2(*s, x[0] * F32(2), x[1] * F32(2))
+    s = _add_f2f2(*s, *_mul_f2f2(*_mul_f2f2(*x2, *x), *_add2_f2f2(*_mul_f2f(*x2, t), *c)))
+    return s
+
+def _expkf(dx, dy):
+    """SLEEF's ``expkf``: exp of a float32 pair."""
+    u = (dx + dy) * _R_LN2
+    q = np.rint(np.nan_to_num(u, nan=0, posinf=1000, neginf=-1000).clip(-1000, 1000))
+    s = _add2_f2f(dx, dy, q.astype(F32) * -_L2U)
+    s = _add2_f2f(*s, q.astype(F32) * -_L2L)
+    sx = s[0] + s[1]
+    s = (sx, (s[0] - sx) + s[1])
+    u = F32(0.00136324646882712841033936)
+    for c in (0.00836596917361021041870117, 0.0416710823774337768554688, 0.166665524244308471679688,
+              0.499999850988388061523438):
+        u = fma32(u, s[0], F32(c))
+    t = _add_f2f2(*s, *_mul_f2f(*_squ(*s), u))
+    t = _add_ff2(F32(1), *t)
+    u = t[0] + t[1]
+    u = np.ldexp(u, q.astype(np.int32)).astype(F32)
+    return np.where(dx < -104, F32(0), u)
+
+def sleef_powf(x, y):
+    """``Sleef_powf16_u10``: PyTorch's ``Vectorized<float>::pow`` (SLEEF ``xpowf``: exp(y log|x|)
+    in double-float arithmetic with FMAs, then IEEE's special cases)."""
+    x = np.asarray(x, F32)
+    y = np.asarray(y, F32)
+    with np.errstate(all="ignore"):
+        ay = np.abs(y)
+        yisint = (np.trunc(y) == y) | (ay > F32(1 << 24))
+        yi = np.where(ay < F32(1 << 24), np.nan_to_num(y), 0).astype(np.int64)
+        yisodd = ((yi & 1) == 1) & yisint & (ay < F32(1 << 24))
+        lx, ly = _logkf(np.abs(x))
+        result = _expkf(*_mul_f2f(lx, ly, y))
+        result = np.where(np.isnan(result), F32(np.inf), result)
+        result = result * np.where(x > 0, F32(1), np.where(yisint, np.where(yisodd, F32(-1), F32(1)), F32(np.nan)))
+        efx = np.abs(x) - F32(1)
+        efx = np.where(np.signbit(y), -efx, efx)
+        result = np.where(np.isinf(y), np.where(efx < 0, F32(0), np.where(efx == 0, F32(1), F32(np.inf))), result)
+        mag = np.where(np.signbit(y) ^ (x == 0), F32(0), F32(np.inf))
+        sgn = np.where(yisodd, x, F32(1))
+        result = np.where(np.isinf(x) | (x == 0), np.copysign(mag, sgn), result)
+        result = np.where(np.isnan(x) | np.isnan(y), F32(np.nan), result)
+        result = np.where((y == 0) | (x == 1), F32(1), result)
+        return result.astype(F32)
+
+
+def powf(x, exponent):
+    """ATen's ``pow_tensor_scalar_kernel`` for float32 (exponents other than PyTorch's special
+    ones): SLEEF's powf of the float32 exponent where ``cpu_kernel_vec`` vectorises,
+    ``std::pow(float, double)`` (a float64 power, rounded once) for the rest."""
+    e = F64(exponent)
+    with np.errstate(all="ignore"):
+        if x.__class__ is not np.ndarray or x.size < _VEC_STEP:
+            return np.power(np.asarray(x, F64), e).astype(F32)[()]
+        out = sleef_powf(x, F32(e))
+        lanes = vector_lanes(x)
+        if not lanes.all():
+            tail = ~lanes
+            out[tail] = np.power(x[tail].astype(F64), e).astype(F32)
+        return out
+
+
 # ------------------------------------------------------------------------------------------------
 # glibc's expf (sysdeps/ieee754/flt-32/e_expf.c): what ``std::exp(float)`` runs in PyTorch's
 # scalar loops. In double: x * 32/ln2 = k + r, exp(x) = 2^(k/32) * (1 + c2 r + c1 r^2 + c0 r^3)

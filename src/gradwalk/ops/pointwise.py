@@ -204,8 +204,8 @@ class PowScalar(Op):
                     return x.dtype.type(1) / np.sqrt(x)
                 if exponent == 0.5 and (x.dtype is _F32 or x.dtype is _F64):
                     return _k32.vml(np.sqrt, x)  # sqrt's kernel: MKL's vmsSqrt / vmdSqrt
-                if x.dtype is _F32:  # Sleef_powf16_u10: within 1 ulp; the float64 power rounded
-                    return np.power(x.astype(_F64), exponent).astype(_F32)  # once is its value for 98%
+                if x.dtype is _F32:
+                    return _k32.powf(x, exponent)  # SLEEF's powf (and glibc's for the tail), as ATen
             return np.power(x, exponent)
 
     def save(ctx, x, out, exponent):
