@@ -65,8 +65,6 @@ def empty(shape, dtype, strides=None):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
     out = np.broadcast_to(np.zeros((), dtype), shape).view(MetaArray)
     out._logical_strides = contiguous_strides(shape) if strides is None else tuple(strides)
-    if not _hook_installed:
-        _install_hook()
     return out
 
 
@@ -176,6 +174,14 @@ class MetaArray(np.ndarray):
     def __array_finalize__(self, obj):
         if self._logical_strides is None or self._logical_strides.__len__() != self.ndim:
             self._logical_strides = contiguous_strides(self.shape)
+        _live[0] += 1  # while any meta array lives, apply_op asks run_op first
+        if _live[0] == 1:
+            _install_hook(run_op)
+
+    def __del__(self):
+        _live[0] -= 1
+        if not _live[0]:
+            _install_hook(None)
 
     # ---- ufuncs: shapes by broadcasting, dtypes from one zero of each input
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -530,8 +536,8 @@ def checked_devices(data, inputs):
 
 # ---- ops on meta tensors -------------------------------------------------------------------
 #
-# ``apply_op`` hands an op to ``run_op`` first (``core.observers.meta``, installed when the first
-# meta array is made, so a program that never makes one pays nothing). An op with a meta input
+# ``apply_op`` hands an op to ``run_op`` first (``core.observers.meta``, installed while any meta
+# array is alive, so a program with none pays nothing). An op with a meta input
 # runs its NumPy forward on *probes*: stand-ins for the meta arrays that NumPy dispatches back to
 # ``MetaArray`` and that refuse to give up data (``np.asarray(probe)`` raises ``_NeedsData``).
 # A forward that only uses NumPy's ufuncs and functions works this way at any size. A forward
@@ -539,7 +545,7 @@ def checked_devices(data, inputs):
 # zero-stride arrays themselves, if they hold at most BOUND elements; its result is then
 # replaced by a meta array of the same shape and dtype. Past BOUND it is refused by name.
 
-_hook_installed = False
+_live = [0]  # meta arrays alive: the hook is installed while there are any
 
 
 
@@ -693,12 +699,10 @@ def to_device(t, where, dtype):
     return apply_op(_forwarding(ToCopy), (t,), {"dtype": d.np, "self_dtype": t.dtype}, out_dtype=d)
 
 
-def _install_hook():
-    global _hook_installed
+def _install_hook(hook):
     from .ops import core
 
-    _hook_installed = True
-    core.observers.meta = run_op
+    core.observers.meta = hook
     core.observers.refresh()
 
 

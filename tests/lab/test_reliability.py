@@ -72,7 +72,7 @@ def test_a_snippets_error_is_a_snippet_error_not_a_dead_worker(client, lab_app, 
     assert response.status_code == 200, response.text
     body = response.json()
     error = body["error"] if route == "/api/run" else body["error"]["gradwalk"]
-    # gradwalk has no meta device: the first line fails there, with an error naming it
+    # the lab shows values, and a meta tensor has none: the first line fails, with an error naming it
     expected = ("NotImplementedError",) if "meta" in source else ("TypeError", "RuntimeError")
     assert error["type"] in expected and error["line"] == (1 if "meta" in source else 2), error
     if "meta" in source:

@@ -824,6 +824,10 @@ class Interpreter:
         """Run a tensor op for ``node``; count the elements it made and label its result."""
         value = self.guarded(node, compute)
         for t in (value if isinstance(value, (tuple, list)) else (value,)):
+            if isinstance(t, Tensor) and t.is_meta:  # (PyTorch's run refuses it in compare.py)
+                self.user_error(node, NotImplementedError(
+                    "the lab shows every tensor's values, and a tensor on the meta device has none: "
+                    "make it on the CPU"))
             if isinstance(t, self.Tensor):
                 self.budget.add(t.numel(), node)
                 if id(t) not in self.labels:

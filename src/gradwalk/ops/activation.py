@@ -4,6 +4,7 @@ import functools
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+from .._meta import MetaArray, empty as meta_empty
 
 from . import _float32_kernels as _k32
 from ._util import export, formulas_on_arrays, max_keepdims, normalize_dim
@@ -40,8 +41,10 @@ def _as_rows(x, dim):
 def _kernel_values(out, data):
     """A recorded backward formula's result (``create_graph=True``, a profiler) holding the
     kernel's values, so that its gradients are the same bits in every mode, as in PyTorch, where
-    both run the one kernel. (Its graph is still the formula's, to differentiate again.)"""
-    out._data = data
+    both run the one kernel. (Its graph is still the formula's, to differentiate again.) A meta
+    result stays meta: the kernel ran on its zeros."""
+    if out._data.__class__ is not MetaArray:
+        out._data = data
     return out
 
 
@@ -193,6 +196,9 @@ class NllLoss(Op):
         or ``-grad``, times ``weight[target]``, at its target class; everything else is zero."""
         Tensor = _tensor.Tensor
         a = ctx._attrs
+        if g._data.__class__ is MetaArray:  # a meta loss: the input's gradient has its shape, no values
+            x = ctx.self._data
+            return Tensor._make(meta_empty(x.shape, x.dtype)),
         xd = ctx.self._data
         reduction, weight, target, total = a["reduction"], a["weight"], a["target"], a["total_weight"]
         n = target.size
@@ -408,18 +414,38 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
                     out_dtype=None if input.dtype is result_dtype else result_dtype)
 
 
+def _check_nll_shapes(x_shape, t_shape):
+    """PyTorch's shape checks (``nll_loss_nd``, ``nll_loss``, ``nll_loss2d``), in its order and words."""
+    if len(x_shape) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(x_shape)})")
+    if len(x_shape) != 1 and x_shape[0] != (t_shape[0] if t_shape else 0):  # a 0-d target reads as 0
+        raise ValueError(f"Expected input batch_size ({x_shape[0]}) to match target batch_size "
+                         f"({t_shape[0] if t_shape else 0}).")
+    if len(x_shape) <= 2:
+        if len(t_shape) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if len(x_shape) == 1 and t_shape not in ((), (1,)):
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t_shape[0]}")
+    elif len(x_shape) == 4:
+        if len(t_shape) != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {len(t_shape)}")
+        if t_shape[1:] != x_shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(x_shape)} , target: {list(t_shape)}")
+    elif t_shape[1:] != x_shape[2:]:
+        raise RuntimeError(f"Expected target size {list(x_shape[:1] + x_shape[2:])}, got {list(t_shape)}")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.short_name}")
     x_shape, t_shape = input._data.shape, target._data.shape
-    if len(x_shape) == 2 and len(t_shape) == 1 and x_shape[0] != t_shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
+    _check_nll_shapes(x_shape, t_shape)
     t = target._array()
     c = x_shape[-1] if len(x_shape) <= 2 else x_shape[1]
     in_range = True
-    if t.size:
+    if t.size and t.__class__ is not MetaArray:  # (a meta target has no values to check)
         as_unsigned = t.astype(np.int64, copy=False).view(np.uint64)  # negative targets become huge
         if as_unsigned.max() >= c:
             in_range = False

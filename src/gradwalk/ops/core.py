@@ -43,7 +43,7 @@ class _Observers:
     anomaly = False
     forward_ad = None  # callable(op, inputs, attrs, inplace, run) -> outputs, while a dual level is open
     # callable(op, inputs, attrs, out_dtype, inplace) -> outputs, or None when no input is a meta
-    # tensor; installed when the first meta tensor is made (``_meta.py``)
+    # tensor; installed while any meta tensor is alive (``_meta.py``)
     meta = None
     # callable(op, inputs, attrs, out_dtype, inplace) -> outputs, or None when no input is batched,
     # while a ``func.vmap`` runs (its batching rules: ``func/_batching.py``)

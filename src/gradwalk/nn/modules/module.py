@@ -376,7 +376,9 @@ class Module:
                     if t is not None:
                         a = t._data
                         t._data = empty(a.shape, a.dtype) if where is META else np.zeros(a.shape, a.dtype)
-                        t._grad = None
+                        if t._grad is not None:  # the gradient is moved too (PyTorch: uninitialised; here zeros)
+                            g = t._grad._data
+                            t._grad._data = empty(g.shape, g.dtype) if where is META else np.zeros(g.shape, g.dtype)
         return self
 
     def float(self):

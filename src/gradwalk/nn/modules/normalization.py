@@ -1,7 +1,7 @@
 """``LayerNorm``, ``BatchNorm1d`` and ``BatchNorm2d``."""
 import numpy as np
 
-from ..._device import on_cpu
+from ..._device import placement
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -13,7 +13,7 @@ from .module import Module
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None,
                  dtype=None):
-        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
+        placement(device)  # "cuda": refused as on a CPU-only PyTorch
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -21,14 +21,20 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
-            self.weight = Parameter(init.ones_(_empty(*self.normalized_shape, dtype=dtype)))
+            self.weight = Parameter(init.ones_(_empty(*self.normalized_shape, dtype=dtype, device=device)))
             if bias:
-                self.bias = Parameter(init.zeros_(_empty(*self.normalized_shape, dtype=dtype)))
+                self.bias = Parameter(init.zeros_(_empty(*self.normalized_shape, dtype=dtype, device=device)))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -41,7 +47,7 @@ class LayerNorm(Module):
 class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, bias=True):
-        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
+        placement(device)  # "cuda": refused as on a CPU-only PyTorch
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -49,18 +55,19 @@ class _BatchNorm(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if affine:
-            self.weight = Parameter(init.ones_(_empty(num_features, dtype=dtype)))
+            self.weight = Parameter(init.ones_(_empty(num_features, dtype=dtype, device=device)))
             if bias:
-                self.bias = Parameter(init.zeros_(_empty(num_features, dtype=dtype)))
+                self.bias = Parameter(init.zeros_(_empty(num_features, dtype=dtype, device=device)))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", init.zeros_(_empty(num_features, dtype=dtype)))
-            self.register_buffer("running_var", init.ones_(_empty(num_features, dtype=dtype)))
-            self.register_buffer("num_batches_tracked", Tensor._make(np.array(0, dtype=np.int64)))
+            self.register_buffer("running_mean", init.zeros_(_empty(num_features, dtype=dtype, device=device)))
+            self.register_buffer("running_var", init.ones_(_empty(num_features, dtype=dtype, device=device)))
+            self.register_buffer("num_batches_tracked",
+                                 Tensor._make(np.array(0, dtype=np.int64)).to(placement(device)))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -71,6 +78,12 @@ class _BatchNorm(Module):
             init.zeros_(self.running_mean)
             init.ones_(self.running_var)
             init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

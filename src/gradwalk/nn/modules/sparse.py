@@ -1,5 +1,5 @@
 """``Embedding``: a lookup table of learnable rows."""
-from ..._device import on_cpu
+from ..._device import placement
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -11,7 +11,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None,
                  dtype=None):
-        on_cpu(device)  # "cuda", "meta": refused as on a CPU-only PyTorch (meta: unsupported)
+        placement(device)  # "cuda": refused as on a CPU-only PyTorch
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -28,7 +28,8 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype), requires_grad=not _freeze)
+            self.weight = Parameter(_empty(num_embeddings, embedding_dim, dtype=dtype, device=device),
+                                    requires_grad=not _freeze)
             self.reset_parameters()
         else:
             self.weight = Parameter(_weight, requires_grad=not _freeze)
