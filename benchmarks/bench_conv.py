@@ -29,6 +29,7 @@ import gradwalk as gw
 from _timing import CLOCK, best, compare
 
 torch.set_num_threads(1)
+gw.set_num_threads(1)  # (MKL, when installed: gradwalk's products on one thread too)
 threadpool_limits(1, "blas")
 
 

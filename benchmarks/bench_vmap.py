@@ -28,6 +28,7 @@ import gradwalk as gw
 from _timing import best as _best
 
 torch.set_num_threads(1)
+gw.set_num_threads(1)  # (MKL, when installed: gradwalk's products on one thread too)
 threadpool_limits(1, "blas")  # NumPy's BLAS on one thread too, as PyTorch
 
 
