@@ -106,7 +106,7 @@ def _lazy(name):
 
 
 _LAZY_SUBMODULES = ("nn", "optim", "func", "utils", "profiler", "viz", "lab", "testing", "linalg",
-                     "cuda", "backends", "return_types", "accelerator", "amp", "functional")
+                     "cuda", "xpu", "backends", "return_types", "accelerator", "amp", "functional")
 
 
 def __getattr__(name):

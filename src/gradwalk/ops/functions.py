@@ -3,6 +3,6 @@ from ._util import FUNCTIONS
 from . import pointwise, reduction, shape, linalg, factories, inplace, activation  # noqa: F401
 from . import extra, einsum  # noqa: F401
 from . import random_ops, linalg_inverse  # noqa: F401
-from . import misc  # noqa: F401
+from . import misc, histogram  # noqa: F401
 
 globals().update(FUNCTIONS)

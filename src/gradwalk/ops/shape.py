@@ -188,6 +188,24 @@ class SqueezeDim(Squeeze):
         return (g.unsqueeze(a["dim"]) if a["self_sym_sizes"][a["dim"]] == 1 else g),
 
 
+class SqueezeDims(Squeeze):
+    """``x.squeeze((0, 2))``: of the listed dims, those of size 1 removed."""
+
+    name = "SqueezeBackward2"
+    saves_attrs = ("dim", "self_sym_sizes")
+
+    def forward(x, self_sym_sizes, dim):
+        axes = tuple(d for d in dim if d < x.ndim and x.shape[d] == 1)
+        return np.squeeze(x, axis=axes) if axes else x
+
+    def backward(ctx, g):
+        a = ctx._attrs
+        for d in sorted(a["dim"]):  # PyTorch's unsqueeze_to over the dims, in ascending order
+            if d < len(a["self_sym_sizes"]) and a["self_sym_sizes"][d] == 1:
+                g = g.unsqueeze(d)
+        return g,
+
+
 class SqueezeMatmul(Squeeze):
     """The squeeze that ``1-D @ 2-D`` matmul ends with."""
 
@@ -826,6 +844,12 @@ def unsqueeze(input, dim):
 def squeeze(input, dim=None):
     if dim is None:
         return _view_op(Squeeze, input, {"self_sym_sizes": input.shape})
+    if isinstance(dim, (tuple, list)):  # squeeze.dims (PyTorch 2.0)
+        dims = tuple(normalize_dim(d, input.ndim) for d in dim)
+        for i, d in enumerate(dims):
+            if d in dims[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        return _view_op(SqueezeDims, input, {"dim": dims, "self_sym_sizes": input.shape})
     d = normalize_dim(dim, input.ndim) if input.ndim else 0
     return _view_op(SqueezeDim, input, {"dim": d, "self_sym_sizes": input.shape})
 
@@ -950,8 +974,28 @@ def _index_tuple(index):
     return (index,)
 
 
+def _check_zero_dim_index(input, index):
+    """A 0-d tensor takes only ``None``, ``...`` and booleans. PyTorch words the refusal by what
+    was written: a bare integer (``loss.data[0]``, pre-0.4 code for ``loss.item()``), a bare
+    slice, or any other index (``s[[0]]``, ``s[0, None]``: NumPy would read those)."""
+    if input.ndim:
+        return
+    if isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_)):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if isinstance(index, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    for part in _index_tuple(index):
+        if part is None or part is Ellipsis or isinstance(part, (bool, np.bool_)):
+            continue
+        if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.np.kind == "b":
+            continue
+        raise IndexError("too many indices for tensor of dimension 0")
+
+
 def getitem(input, index):
     """``x[index]``: basic parts become Select/Slice/Unsqueeze nodes, advanced parts one Index node."""
+    _check_zero_dim_index(input, index)
     index = _index_tuple(index)
     if any(_is_advanced(i) for i in index):
         return _advanced_getitem(input, index)
@@ -1102,6 +1146,7 @@ def setitem(input, index, value, accumulate=False):
     Tensor = _tensor.Tensor
     from .core import _check_inplace
 
+    _check_zero_dim_index(input, index)
     index = _index_tuple(index)
     np_index = tuple(_to_np_index(i) for i in index)
     if len(np_index) == 1:
@@ -1290,6 +1335,9 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:  # torch.cat([a, b]) of scalars: PyTorch wants stack (or 1-element tensors)
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     d = normalize_dim(dim, tensors[0].ndim)
     dtype = result_dtype_many(tensors)
     ref = tensors[0].shape

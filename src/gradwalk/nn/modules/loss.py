@@ -1,12 +1,16 @@
 """Loss modules: each one calls its ``nn.functional`` function with the stored options."""
 from .. import functional as F
+from .._reduction import legacy_get_string
 from .module import Module
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = reduction
+        if size_average is not None or reduce is not None:  # the pre-0.4 spelling of reduction
+            self.reduction = legacy_get_string(size_average, reduce)
+        else:
+            self.reduction = reduction
 
 
 class _WeightedLoss(_Loss):
