@@ -174,3 +174,20 @@ def test_nll_loss_of_zero_log_probabilities_is_plus_zero_as_in_pytorch(rows):
         mine = gradwalk.nn.functional.nll_loss(gradwalk.tensor(x), gradwalk.tensor(target), reduction=reduction)
         theirs = torch.nn.functional.nll_loss(torch.tensor(x), torch.tensor(target), reduction=reduction)
         assert same_bits(mine.numpy(), theirs.numpy()) and not np.signbit(mine.numpy())
+
+
+def test_nll_losss_compiled_pick_and_sum_gives_the_references_bits():
+    from gradwalk import _fast
+    from gradwalk.ops._float32_kernels import nll_picked_sum
+
+    if _fast.numba_njit() is None:
+        pytest.skip("numba is off (GRADWALK_NO_NUMBA=1) or not installed: only the reference path runs")
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        n, c = int(rng.choice([1, 2, 16, 17, 32, 257, 4097, 70000])), int(rng.choice([1, 3, 27, 100]))
+        x = rng.standard_normal((n, c)).astype(rng.choice([np.float32, np.float64]))
+        if rng.random() < 0.3:
+            x[rng.random(x.shape) < 0.5] = rng.choice([0.0, -0.0, -np.inf])
+        target = rng.integers(0, c, n)
+        compiled, reference = nll_picked_sum(x, target, compiled=True), nll_picked_sum(x, target)
+        assert same_bits(compiled, reference) and type(compiled) is type(reference), (n, c, x.dtype)

@@ -139,3 +139,35 @@ def _nll_cascade_sum(values):
 def nll_cascade_sum(values):
     """``_float32_kernels.nll_cascade_sum`` compiled: ``values`` 1-D float32/float64."""
     return values.dtype.type(_nll_cascade_sum(np.ascontiguousarray(values)))  # (numba gives a float)
+
+
+@njit(cache=True)
+def _nll_picked_sum(x, target):
+    """``_nll_cascade_sum`` of ``-x[b, target[b]]`` (the loss's terms, picked as they are added:
+    ATen's ``loss_partial_sums[0] -= data``)."""
+    n, c = x.shape
+    levels = np.zeros(8, x.dtype)
+    ceil_log2 = 0
+    while (1 << ceil_log2) < n:
+        ceil_log2 += 1
+    power = max(4, ceil_log2 // 8)
+    mask = (1 << power) - 1
+    for b in range(n):
+        k = target[b]
+        if k < 0 or k >= c:  # (callers pass checked targets; never read outside)
+            raise IndexError("nll_loss: target out of range")
+        levels[0] -= x[b, k]
+        for j in range(7):
+            if b & (mask << (j * power)):
+                break
+            levels[j + 1] += levels[j]
+            levels[j] = 0.0
+    total = np.zeros(1, x.dtype)
+    for j in range(8):
+        total[0] += levels[j]
+    return total[0]
+
+
+def nll_picked_sum(x, target):
+    """``_float32_kernels.nll_picked_sum`` compiled: x (N, C) float32/float64, target (N,) ints."""
+    return x.dtype.type(_nll_picked_sum(np.ascontiguousarray(x), target.astype(np.int64, copy=False)))

@@ -563,6 +563,29 @@ def log_softmax_backward_lastdim(g, y):
 # ------------------------------------------------------------------------------------------------
 # nll_loss's sum (aten/src/ATen/native/LossNLL.cpp, nll_loss_out_frame)
 
+_SUMS_FAST = None
+
+
+def _sums_fast():
+    """gradwalk.ops._cascade_sum_fast, imported on first use (callers check numba_njit())."""
+    global _SUMS_FAST
+    if _SUMS_FAST is None:
+        from . import _cascade_sum_fast
+
+        _SUMS_FAST = _cascade_sum_fast
+    return _SUMS_FAST
+
+
+def nll_picked_sum(x, target, compiled=False):
+    """``nll_loss``'s sum of ``-x[b, target[b]]`` over the rows of x (N, C), in ATen's order
+    (``nll_cascade_sum``); every target a class in [0, C). ``compiled``: pick and add in one
+    compiled loop when numba is on."""
+    if compiled and x.dtype.char in "fd" and _fast.numba_njit() is not None:
+        return _sums_fast().nll_picked_sum(x, target)
+    picked = x[np.arange(x.shape[0]), target]
+    return nll_cascade_sum(np.negative(picked, out=picked))  # each subtracted from 0: 0 - 0.0 is +0.0
+
+
 def nll_cascade_sum(values, compiled=False):
     """The sum ``nll_loss_out_frame`` forms of one value per row (any float dtype): 8 partial
     sums. Row b is added to level 0; then, while ``b`` is a multiple of ``step**(j+1)`` (step =
@@ -573,9 +596,7 @@ def nll_cascade_sum(values, compiled=False):
     without them.) ``compiled``: run that loop compiled (``_cascade_sum_fast``) when numba is on
     (callers ask for it when the loss's input is large enough to run the compiled log_softmax)."""
     if compiled and values.dtype.char in "fd" and _fast.numba_njit() is not None:
-        from . import _cascade_sum_fast
-
-        return _cascade_sum_fast.nll_cascade_sum(values)
+        return _sums_fast().nll_cascade_sum(values)
     n = values.shape[0]
     step = 1 << max(4, (int(n - 1).bit_length() if n > 1 else 0) // 8)
     zero = values.dtype.type(0)

@@ -165,11 +165,10 @@ class NllLoss(Op):
         t = target.reshape(-1)
         n = x2.shape[0]
         if weight is None and n and (total_weight == n or not (t == ignore_index).any()):
-            picked = x2[_rows(n), t]  # the common case: just pick
-            np.negative(picked, out=picked)  # ATen subtracts each from 0: 0 - 0.0 is +0.0
-            if reduction == 0:
-                return picked.reshape(target.shape)
-            total = _k32.nll_cascade_sum(picked, x.size >= _k32.FAST_MIN)  # ATen's order
+            if reduction == 0:  # the common case: just pick
+                picked = x2[_rows(n), t]
+                return np.negative(picked, out=picked).reshape(target.shape)
+            total = _k32.nll_picked_sum(x2, t, x.size >= _k32.FAST_MIN)  # ATen's order
             return np.asarray(total if reduction == 2 else total / x.dtype.type(n), dtype=x.dtype)
         w = np.ones(x2.shape[1], dtype=x.dtype) if weight is None else weight
         valid = t != ignore_index
