@@ -70,6 +70,10 @@ def test_a_meta_tensor_prints_its_size_not_its_values(snippet):
     "torch.empty(4, device='meta')[torch.empty(4, device='meta') > 0]",
     "torch.empty(4, device='meta').nonzero()",
     "torch.nn.Linear(2, 3, device='meta').to('cpu')",
+    "torch.ones(2, 3).copy_(torch.empty(2, 3, device='meta'))",
+    "torch.equal(torch.empty(2, device='meta'), torch.empty(2, device='meta'))",
+    "torch.allclose(torch.empty(2, device='meta'), torch.empty(2, device='meta'))",
+    "torch.empty(2, device='meta').unique()",
 ])
 def test_asking_a_meta_tensor_for_values_fails_as_in_pytorch(snippet):
     assert_same(snippet)
@@ -108,6 +112,19 @@ def test_asking_a_meta_tensor_for_values_fails_as_in_pytorch(snippet):
     "torch.empty(2, 3, device='meta').data_ptr()",
     "torch.empty(2, 3, device='meta').element_size()",
     "f'{torch.empty((), device=\"meta\")}'",
+    "torch.empty(2, 3, device='meta').copy_(torch.ones(2, 3))",
+    "torch.empty(2, 3, device='meta').argmax()",
+    "torch.empty(2, 3, device='meta').argmax(1)",
+    "(torch.empty(2, 3, device='meta') > 0).all()",
+    "torch.empty(2, 3, device='meta').any(0)",
+    "torch.empty(2, device='meta').new_zeros(3)",
+    "torch.empty(2, device='meta').type()",
+    "torch.empty(10**6, 10**6, device='meta') @ torch.empty(10**6, 10**6, device='meta')",
+    "torch.nn.Linear(10**5, 10**5, device='meta')(torch.empty(10**3, 10**5, device='meta'))",
+    "torch.nn.LayerNorm(4, device='meta').weight",
+    "torch.nn.Embedding(10, 4, device='meta')(torch.zeros(3, dtype=torch.long, device='meta'))",
+    "torch.nn.functional.cross_entropy(torch.empty(4, 5, device='meta'), "
+    "torch.empty(4, device='meta', dtype=torch.long))",
 ])
 def test_ops_on_meta_tensors_give_meta_tensors_of_the_right_shape(snippet):
     assert_same(snippet)

@@ -29,6 +29,8 @@ Because the op's own code runs, the op records its own backward node (``grad_fn`
     >>> (x * 2).sum()
     tensor(..., device='meta', size=(), grad_fn=<SumBackward0>)
 """
+import warnings
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -181,7 +183,10 @@ class MetaArray(np.ndarray):
     def __del__(self):
         _live[0] -= 1
         if not _live[0]:
-            _install_hook(None)
+            try:
+                _install_hook(None)
+            except ImportError:  # the interpreter is shutting down
+                pass
 
     # ---- ufuncs: shapes by broadcasting, dtypes from one zero of each input
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -495,6 +500,10 @@ def _nonzero(a):
     raise NotImplementedError(NONZERO)
 
 
+def _raise(error):
+    raise error
+
+
 def _no_data(*args, **kwargs):
     raise NotImplementedError(NO_DATA)
 
@@ -506,13 +515,61 @@ def _tile(a, reps):
     return empty([n * r for n, r in zip(shape, reps)], a.dtype)
 
 
+def _reduction(func):
+    """np.max, np.var, ...: the shape from ``axis``/``keepdims``, the dtype from one element."""
+    def rule(a, axis=None, *args, keepdims=False, **kwargs):
+        kwargs.pop("out", None)
+        kwargs.pop("where", None)
+        kwargs.pop("initial", None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (var of one element, ...)
+            sample = func(np.zeros((1,) * np.ndim(a), a.dtype), axis, *args, keepdims=keepdims, **kwargs)
+        return empty(_reduced_shape(np.shape(a), axis, keepdims), np.asarray(sample).dtype)
+
+    return rule
+
+
+def _scan(func, index=False):
+    """np.cumsum, np.sort, np.argsort, ...: the input's shape (flattened for axis=None)."""
+    def rule(a, axis=-1 if index or func is np.sort else None, *args, **kwargs):
+        kwargs.pop("out", None)
+        shape = np.shape(a) if axis is not None else (int(np.size(a)),)
+        sample = func(np.zeros((1,) * max(np.ndim(a), 1), a.dtype), axis, *args, **kwargs)
+        return empty(shape, np.asarray(sample).dtype)
+
+    return rule
+
+
+def _arg_reduce(a, axis=None, out=None, *, keepdims=False):
+    return empty(_reduced_shape(np.shape(a), axis, keepdims), np.intp)
+
+
+def _no_kernel(aten):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(
+            f"aten::{aten}: attempted to run this operator with Meta tensors, but there was no fake impl or "
+            "Meta kernel registered. You may have run into this message while using an operator with PT2 "
+            "compilation APIs (torch.compile/torch.export); in order to use this operator with those APIs "
+            "you'll need to add a fake impl. Please see the following for next steps:  "
+            "https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html")
+
+    return refuse
+
+
 _RULES = {
+    "argmax": _arg_reduce, "argmin": _arg_reduce, "allclose": lambda *a, **k: _raise(RuntimeError(NO_ITEM)),
+    "array_equal": _no_kernel("equal"), "unique": _no_kernel("_unique2"),
+    **{f.__name__: _reduction(f) for f in (np.max, np.min, np.amax, np.amin, np.sum, np.mean, np.prod,
+                                           np.any, np.all, np.var, np.std, np.ptp, np.nanmax, np.nanmin,
+                                           np.nansum, np.nanmean, np.median, np.count_nonzero)},
+    **{f.__name__: _scan(f) for f in (np.cumsum, np.cumprod, np.nancumsum)},
+    "sort": _scan(np.sort), "argsort": _scan(np.argsort, index=True),
     "empty_like": _like, "zeros_like": _like, "ones_like": _like, "full_like": _full_like,
     "concatenate": _concatenate, "stack": _stack, "einsum": _einsum, "tensordot": _tensordot,
     "dot": _dot, "pad": _pad, "where": _where, "copyto": _copyto, "take_along_axis": _take_along_axis,
     "ravel": _ravel, "ascontiguousarray": _ascontiguous, "asfortranarray": _ascontiguous,
     "nonzero": _nonzero, "argwhere": _nonzero, "flatnonzero": _nonzero, "tile": _tile,
-    "array_equal": _no_data, "allclose": _no_data, "array_repr": _no_data, "array_str": _no_data,
+    "array_repr": _no_data, "array_str": _no_data,
     "save": _no_data, "savez": _no_data,
 }
 
@@ -674,7 +731,11 @@ def run_op(op, inputs, attrs, out_dtype, inplace):
         return None
     from .ops.core import apply_op
 
-    checked_devices(None, inputs)
+    if op.name == "CopyBackwards":  # x.copy_(src) copies between devices: into meta is nothing to do
+        if inputs[0]._data.__class__ is not MetaArray:
+            raise NotImplementedError(NO_DATA)
+    else:
+        checked_devices(None, inputs)
     arrays = [t._data if not t._is_wrapped_number else t._py for t in inputs]
     _pending.append(_forward_on_meta(op, arrays, attrs))
     return apply_op(_forwarding(op), inputs, attrs, out_dtype, inplace, True)
@@ -725,6 +786,42 @@ def _sum_dim(x, dim, keepdim, self_sym_sizes=None, self_sym_numel=None, dtype=No
     return np.add.reduce(x, axis=tuple(range(x.ndim)) if dim is None else dim, keepdims=keepdim, dtype=dtype)
 
 
-# reductions summed by gradwalk's own cascade (PyTorch's summation order), not by a ufunc
+def _same(x, *args, **kwargs):  # softmax and log_softmax: the input's shape and dtype
+    return empty(x.shape, x.dtype)
+
+
+def _vector_norm(x, ord, dim, keepdim):
+    return empty(_reduced_shape(x.shape, dim, keepdim), x.dtype)
+
+
+def _max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode, indices_out):
+    from .ops.nn_ops import _pool_output_size
+
+    n, c, h, w = x.shape
+    shape = (n, c) + tuple(_pool_output_size(size, k, s, p, d, ceil_mode)
+                           for size, k, s, p, d in zip((h, w), kernel_size, stride, padding, dilation))
+    indices_out.append(empty(shape, np.int64))
+    return empty(shape, x.dtype)
+
+
+def _extreme(x, dim=None, keepdim=False):  # max(), min(), amax, amin
+    return empty(_reduced_shape(x.shape, dim, keepdim), x.dtype)
+
+
+def _moment(x, dim, correction, keepdim):  # var, std
+    return empty(_reduced_shape(x.shape, dim, keepdim), x.dtype)
+
+
+def _addmm(bias, a, b, alpha=1, beta=1):
+    return np.add(bias, np.matmul(a, b))
+
+
+# reductions summed by gradwalk's own cascade (PyTorch's summation order), not by a ufunc; matrix
+# products through MKL/BLAS wrappers
 _OP_RULES = {"ConvolutionBackward0": _conv_shape, "SumBackward0": _sum_all, "SumBackward1": _sum_dim,
-             "MeanBackward0": _sum_all, "MeanBackward1": _sum_dim}
+             "MeanBackward0": _sum_all, "MeanBackward1": _sum_dim, "MmBackward0": np.matmul,
+             "BmmBackward0": np.matmul, "AddmmBackward0": _addmm, "SoftmaxBackward0": _same,
+             "LogSoftmaxBackward0": _same, "LinalgVectorNormBackward0": _vector_norm,
+             "MaxPool2DWithIndicesBackward0": _max_pool2d, "MaxBackward1": _extreme, "MinBackward1": _extreme,
+             "AmaxBackward0": _extreme, "AminBackward0": _extreme, "VarBackward0": _moment,
+             "StdBackward0": _moment}

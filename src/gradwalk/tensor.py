@@ -278,6 +278,8 @@ class Tensor:
 
     def type(self, dtype=None):
         if dtype is None:
+            if self._data.__class__ is MetaArray:  # 'torch.meta.FloatTensor'
+                return self.dtype.legacy_name.replace("torch.", "torch.meta.", 1)
             return self.dtype.legacy_name
         if isinstance(dtype, str):  # x.type("torch.DoubleTensor")
             legacy = _legacy_tensor_types().get(dtype[len("torch."):] if dtype.startswith("torch.") else "")

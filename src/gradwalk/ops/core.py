@@ -23,7 +23,7 @@ from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _seque
                              unpack_saved)
 from ..autograd import gc_guard
 from ..grad_mode import _state as _grad_state
-from .._meta import MetaArray as _MetaArray, checked_devices as _meta_checked
+from .._meta import MetaArray as _MetaArray
 
 _NO_ATTRS = {}
 _GC_CHECK_MASK = gc_guard.STRIDE - 1
@@ -463,9 +463,9 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
 
 def _as_data(data, inputs):
     """A forward's result that is not an ndarray or NumPy scalar, as the data of a tensor: a meta
-    array stays one (once its inputs are checked to be on one device), anything else is converted."""
+    array stays one (``_meta.run_op`` checked its inputs' devices), anything else is converted."""
     if data.__class__ is _MetaArray:
-        return _meta_checked(data, inputs)
+        return data
     return _asarray(data)
 
 

@@ -16,6 +16,7 @@ import statistics
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+from .._meta import MetaArray
 
 from .._dtype import float32
 from . import _float32_kernels as _k32
@@ -31,7 +32,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _make(array):
-    return _tensor.Tensor._make(np.asarray(array))
+    return _tensor.Tensor._make(np.asarray(array) if array.__class__ is not MetaArray else array)
 
 
 def _F():
@@ -1500,7 +1501,8 @@ def count_nonzero(input, dim=None):
 def _predicate(fn, input, dim, keepdim):
     data = input._data
     out = fn(data, axis=None if dim is None else normalize_dims(dim, input.ndim), keepdims=keepdim)
-    return _make(np.asarray(out, dtype=np.uint8 if data.dtype == np.uint8 else np.bool_))
+    return _make(np.asarray(out, dtype=np.uint8 if data.dtype == np.uint8 else np.bool_)
+                 if out.__class__ is not MetaArray else out.astype(np.uint8 if data.dtype == np.uint8 else np.bool_))
 
 
 @export()

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+from .._meta import MetaArray
 
 from .._dtype import float32, int64
 from ._util import export, max_keepdims, normalize_dim, normalize_dims
@@ -435,7 +436,9 @@ def amin(input, dim=(), keepdim=False):
 def argmax(input, dim=None, keepdim=False):
     Tensor = _tensor.Tensor
     if dim is None:
-        return Tensor._make(np.asarray(np.argmax(input._data), dtype=np.int64))
+        index = np.argmax(input._data)  # (a meta tensor's: a meta array)
+        return Tensor._make(np.asarray(index, dtype=np.int64) if index.__class__ is not MetaArray
+                            else index.astype(np.int64))
     return Tensor._make(np.argmax(input._data, axis=dim, keepdims=keepdim).astype(np.int64))
 
 
@@ -443,7 +446,9 @@ def argmax(input, dim=None, keepdim=False):
 def argmin(input, dim=None, keepdim=False):
     Tensor = _tensor.Tensor
     if dim is None:
-        return Tensor._make(np.asarray(np.argmin(input._data), dtype=np.int64))
+        index = np.argmin(input._data)  # (a meta tensor's: a meta array)
+        return Tensor._make(np.asarray(index, dtype=np.int64) if index.__class__ is not MetaArray
+                            else index.astype(np.int64))
     return Tensor._make(np.argmin(input._data, axis=dim, keepdims=keepdim).astype(np.int64))
 
 

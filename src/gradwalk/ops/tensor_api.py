@@ -16,23 +16,23 @@ from .core import Op, apply_op
 
 @export(function=False)
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-    return factories.zeros(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return factories.zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 @export(function=False)
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-    return factories.ones(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return factories.ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 @export(function=False)
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-    return factories.empty(*size, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return factories.empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 @export(function=False)
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
-    return factories.full(size, fill_value, dtype=dtype or self.dtype, device=device,
+    return factories.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                           requires_grad=requires_grad)
 
 
@@ -45,7 +45,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layo
             "sourceTensor.detach().clone().requires_grad_(True), rather than tensor.new_tensor(sourceTensor).",
             UserWarning, stacklevel=2)
         data = data._data.copy()
-    return factories.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+    return factories.tensor(data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
 
 # ---- in-place views: the tensor itself takes the new shape and the view's grad_fn ------------
