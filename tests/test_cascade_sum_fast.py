@@ -191,3 +191,21 @@ def test_nll_losss_compiled_pick_and_sum_gives_the_references_bits():
         target = rng.integers(0, c, n)
         compiled, reference = nll_picked_sum(x, target, compiled=True), nll_picked_sum(x, target)
         assert same_bits(compiled, reference) and type(compiled) is type(reference), (n, c, x.dtype)
+
+
+def test_a_bias_gradient_through_backward_is_pytorchs():
+    """The engine sums a broadcast gradient (batch, n) -> (n) with cascade_sum's rows sum."""
+    import gradwalk
+
+    rng = np.random.default_rng(6)
+    for batch, width, dtype in [(32, 200, np.float32), (32, 27, np.float32), (3, 5, np.float32),
+                                (300, 33, np.float64), (32, 1, np.float32), (1, 10, np.float32)]:
+        x = rng.standard_normal((batch, width)).astype(dtype)
+        b = rng.standard_normal(width).astype(dtype)
+        g = rng.standard_normal((batch, width)).astype(dtype)
+        grads = []
+        for lib in (gradwalk, torch):
+            bias = lib.tensor(b, requires_grad=True)
+            (lib.tensor(x) + bias).backward(lib.tensor(g))
+            grads.append(bias.grad.numpy())
+        assert same_bits(*grads), (batch, width, dtype)

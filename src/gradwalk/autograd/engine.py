@@ -28,7 +28,7 @@ import numpy as np
 from .._dtype import _BY_NUMPY
 from ..grad_mode import _state as _grad_state
 from ..ops.core import observers as _observers
-from ..ops.cascade_sum import cascade_sum as _cascade_sum
+from ..ops.cascade_sum import cascade_sum as _cascade_sum, sum_rows as _sum_rows
 from .anomaly_mode import _anomaly
 from .node import AccumulateGrad, GraphRoot, UINT64_MAX, _tensor_class, accumulate_into_grad
 
@@ -247,6 +247,12 @@ def _validate_one(fn, i, grad, shape, dtype):
     gradient down to the shape, cast the dtype."""
     data = grad._data
     if data.shape != shape:
+        if (data.ndim == 2 and len(shape) == 1 and data.shape[1] == shape[0] and shape[0] != 1
+                and data.dtype is dtype and data.dtype.char in "fd" and data.flags.c_contiguous
+                and not _grad_state.grad_enabled and not _observers.any):
+            # a bias's gradient (batch, n) -> (n), the common case of the lines below: its rows
+            # summed in PyTorch's order
+            return _Tensor._make(_sum_rows(data))
         if not _is_expandable_to(shape, data.shape):
             raise RuntimeError(
                 f"Function {fn.name()} returned an invalid gradient at index {i} - got "
