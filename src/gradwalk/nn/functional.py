@@ -90,6 +90,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
     if p == 1:
         noise = Tensor._make(np.zeros((), dtype=input._data.dtype))
+    elif input._data.__class__ is MetaArray:  # nothing drawn (PyTorch's generator is not touched either)
+        noise = Tensor._make(input._data.copy())
     else:
         from .. import _distributions, random
         from ..ops.random_ops import _memory_order
