@@ -345,7 +345,7 @@ class IndexPutZeros(Op):
 
     def forward(g, shape, indices):
         rows = _rows_index(indices)
-        if rows is not None and g.shape == rows.shape + tuple(shape[1:]) and len(shape):
+        if rows is not None and rows.size and g.shape == rows.shape + tuple(shape[1:]) and len(shape):
             # x[idx]'s backward: PyTorch's sequential sums, without np.add.at's per-element loop
             flat = rows.ravel()
             if flat.size and flat.min() < 0:
@@ -997,7 +997,7 @@ def getitem(input, index):
     """``x[index]``: basic parts become Select/Slice/Unsqueeze nodes, advanced parts one Index node."""
     _check_zero_dim_index(input, index)
     index = _index_tuple(index)
-    if any(_is_advanced(i) for i in index):
+    if any(_is_advanced(i) or i is True or i is False for i in index):  # x[False]: no rows, not x[0]
         return _advanced_getitem(input, index)
     out = _basic_index(input, index)
     if out is input:  # x[...], x[:] still give a new tensor: an alias (a view) of x
@@ -1076,7 +1076,7 @@ def _to_np_index(i):
 def _advanced_getitem(input, index):
     """As PyTorch's ``applySlicing``: the basic parts first (Select, Slice, Unsqueeze views), then
     one Index node with the advanced parts on that view."""
-    if len(index) == 1:
+    if len(index) == 1 and index[0] is not True and index[0] is not False:
         sliced, np_index = input, (_to_np_index(index[0]),)
     else:
         basic, np_index = _split_index(index)
@@ -1225,7 +1225,10 @@ def _split_index(index):
         elif i is Ellipsis:
             basic.append(i)
             rest.append(i)
-        elif i is None or i is True or isinstance(i, slice):
+        elif i is True or i is False:  # PyTorch: a new dim (unsqueeze), indexed by [0] or by []
+            basic.append(None)
+            rest.append(np.array([0] if i else [], dtype=np.int64))
+        elif i is None or isinstance(i, slice):
             basic.append(i)
             rest.append(slice(None))
         else:  # an integer: selected away
