@@ -7,9 +7,8 @@ nodes of their own); this module only checks arguments the way PyTorch does and 
 import numpy as np
 
 from .._meta import MetaArray
+from ..ops import activation as _activation
 from ..ops import nn_ops
-from ..ops.activation import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                              cross_entropy, l1_loss, log_softmax, mse_loss, nll_loss, softmax)
 from ..ops.activation import linear as _linear
 from ..ops.core import Op, apply_op, observers as _observers
 from ..ops.pointwise import relu as _relu, sigmoid, tanh  # noqa: F401
@@ -238,7 +237,8 @@ def _index_pad(input, pad, mode):
 # ---------------------------------------------------------------- average pooling, transposed conv
 
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, conv_transpose2d  # noqa: E402,F401
-from ..ops.misc import huber_loss, scaled_dot_product_attention, smooth_l1_loss  # noqa: E402,F401
+from ..ops.misc import huber_loss, scaled_dot_product_attention  # noqa: E402,F401
+from ..ops import misc as _misc  # noqa: E402
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -351,3 +351,67 @@ def threshold(input, threshold, value, inplace=False):
 
 def threshold_(input, threshold, value):
     return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+# ---------------------------------------------------------------- softmax and the losses: PyTorch's signatures
+# (``_stacklevel`` before ``dtype``; the deprecated ``size_average=``/``reduce=`` turned into the
+# ``reduction`` they mean, as ``torch.nn._reduction.legacy_get_string`` does, with its warning)
+
+from ._reduction import get_softmax_dim as _get_softmax_dim, legacy_get_string as _legacy  # noqa: E402
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.ndim, _stacklevel)
+    return _activation.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return _activation.log_softmax(input, dim, dtype=dtype)
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return _legacy(size_average, reduce)
+    return reduction
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    return _activation.mse_loss(input, target, reduction=_reduction(size_average, reduce, reduction),
+                                weight=weight)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    return _activation.l1_loss(input, target, reduction=_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    return _misc.smooth_l1_loss(input, target, reduction=_reduction(size_average, reduce, reduction),
+                                beta=beta)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    return _activation.nll_loss(input, target, weight, ignore_index=ignore_index,
+                                reduction=_reduction(size_average, reduce, reduction))
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    return _activation.cross_entropy(input, target, weight, ignore_index=ignore_index,
+                                     reduction=_reduction(size_average, reduce, reduction),
+                                     label_smoothing=label_smoothing)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    return _activation.binary_cross_entropy(input, target, weight,
+                                            reduction=_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    return _activation.binary_cross_entropy_with_logits(
+        input, target, weight, reduction=_reduction(size_average, reduce, reduction),
+        pos_weight=pos_weight)

@@ -413,14 +413,34 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
                     out_dtype=None if input.dtype is result_dtype else result_dtype)
 
 
+def _check_nll_shapes(x_shape, t_shape):
+    """PyTorch's shape checks (``nll_loss_nd``, ``nll_loss``, ``nll_loss2d``), in its order and words."""
+    if len(x_shape) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(x_shape)})")
+    if len(x_shape) != 1 and x_shape[0] != (t_shape[0] if t_shape else 0):  # a 0-d target reads as 0
+        raise ValueError(f"Expected input batch_size ({x_shape[0]}) to match target batch_size "
+                         f"({t_shape[0] if t_shape else 0}).")
+    if len(x_shape) <= 2:
+        if len(t_shape) > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if len(x_shape) == 1 and t_shape not in ((), (1,)):
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {t_shape[0]}")
+    elif len(x_shape) == 4:
+        if len(t_shape) != 3:
+            raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                               f"dimension: {len(t_shape)}")
+        if t_shape[1:] != x_shape[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(x_shape)} , target: {list(t_shape)}")
+    elif t_shape[1:] != x_shape[2:]:
+        raise RuntimeError(f"Expected target size {list(x_shape[:1] + x_shape[2:])}, got {list(t_shape)}")
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     if target._data.dtype.kind not in "iu":
         raise RuntimeError(f"expected scalar type Long but found {target.dtype.short_name}")
     x_shape, t_shape = input._data.shape, target._data.shape
-    if len(x_shape) == 2 and len(t_shape) == 1 and x_shape[0] != t_shape[0]:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]}).")
+    _check_nll_shapes(x_shape, t_shape)
     t = target._array()
     c = x_shape[-1] if len(x_shape) <= 2 else x_shape[1]
     in_range = True
