@@ -488,6 +488,14 @@ def _take_along_axis(arr, indices, axis=-1, **kwargs):
     return empty(np.shape(indices), arr.dtype)
 
 
+def _take(a, indices, axis=None, out=None, mode="raise"):
+    if indices.__class__ is not MetaArray and np.size(indices) <= BOUND and np.size(a) <= BOUND:
+        return _as_meta(np.take(_plain(a), _plain(indices), axis=axis, mode=mode))  # (its index errors)
+    shape = np.shape(indices) if axis is None else \
+        np.shape(a)[:axis % np.ndim(a)] + np.shape(indices) + np.shape(a)[axis % np.ndim(a) + 1:]
+    return empty(shape, a.dtype)
+
+
 def _ravel(a, order="C"):
     return empty((int(np.size(a)),), a.dtype)
 
@@ -566,7 +574,7 @@ _RULES = {
     "sort": _scan(np.sort), "argsort": _scan(np.argsort, index=True),
     "empty_like": _like, "zeros_like": _like, "ones_like": _like, "full_like": _full_like,
     "concatenate": _concatenate, "stack": _stack, "einsum": _einsum, "tensordot": _tensordot,
-    "dot": _dot, "pad": _pad, "where": _where, "copyto": _copyto, "take_along_axis": _take_along_axis,
+    "dot": _dot, "pad": _pad, "take": _take, "where": _where, "copyto": _copyto, "take_along_axis": _take_along_axis,
     "ravel": _ravel, "ascontiguousarray": _ascontiguous, "asfortranarray": _ascontiguous,
     "nonzero": _nonzero, "argwhere": _nonzero, "flatnonzero": _nonzero, "tile": _tile,
     "array_repr": _no_data, "array_str": _no_data,
