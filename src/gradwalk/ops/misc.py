@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import grad_mode
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
+from .._meta import MetaArray
 from .._dtype import float32
 from ._util import export, normalize_dim
 
@@ -34,7 +35,7 @@ def _bitwise(name, np_fn, input, other):
     _integral_or_bool(name, input, other)
     if isinstance(other, float) or isinstance(input, float):
         raise TypeError(f"{name}(): argument 'other' must be an integer, not float")
-    return _Tensor()._make(np.asarray(np_fn(_data(input), _data(other))))
+    return _Tensor()._make(_array(np_fn(_data(input), _data(other))))
 
 
 @export()
@@ -55,7 +56,12 @@ def bitwise_xor(input, other):
 @export()
 def bitwise_not(input):
     _integral_or_bool("bitwise_not", input)
-    return _Tensor()._make(np.asarray(np.invert(input._data)))
+    return _Tensor()._make(_array(np.invert(input._data)))
+
+
+def _array(result):
+    """A NumPy result as a tensor's data (a meta array stays one)."""
+    return result if result.__class__ is MetaArray else np.asarray(result)
 
 
 @export()

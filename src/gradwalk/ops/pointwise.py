@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
+from .._meta import MetaArray
 from .._dtype import get_default_dtype
 from .._dtype import _BY_NUMPY
 from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
@@ -948,7 +949,9 @@ def div(input, other, *, rounding_mode=None):
 def _nograd_binary(np_fn, a, b):
     Tensor = _tensor.Tensor
     with _errstate():
-        return Tensor._make(np.asarray(np_fn(a._data, b._data)).astype(result_dtype(a, b).np))
+        data = np_fn(a._data, b._data)
+        return Tensor._make((np.asarray(data) if data.__class__ is not MetaArray else data)
+                            .astype(result_dtype(a, b).np))
 
 
 @export()
