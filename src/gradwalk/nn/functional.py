@@ -6,7 +6,7 @@ nodes of their own); this module only checks arguments the way PyTorch does and 
 """
 import numpy as np
 
-from .._meta import MetaArray
+from .._meta import MetaArray, empty as _meta_empty
 from ..ops import activation as _activation
 from ..ops import nn_ops
 from ..ops.activation import linear as _linear
@@ -154,6 +154,8 @@ def one_hot(tensor, num_classes=-1):
     from ..tensor import Tensor
 
     n = int(tensor._data.max()) + 1 if num_classes < 0 else num_classes
+    if tensor._data.__class__ is MetaArray:  # (no values to look up)
+        return Tensor._make(_meta_empty(tensor.shape + (n,), np.int64))
     return Tensor._make(np.eye(n, dtype=np.int64)[tensor._data])
 
 
