@@ -129,6 +129,10 @@ def test_asking_a_meta_tensor_for_values_fails_as_in_pytorch(snippet):
     "torch.empty(10**8, device='meta').cumsum(0)",
     "torch.empty(4000, 3000, device='meta').var(1)",
     "torch.empty(4000, 3000, device='meta').max(1)",
+    "torch.bitwise_and(torch.empty(3, dtype=torch.int64, device='meta'), 1)",
+    "~torch.empty(3, dtype=torch.int64, device='meta')",
+    "torch.empty(3, dtype=torch.int64, device='meta') // 2",
+    "torch.nn.functional.one_hot(torch.empty(3, dtype=torch.int64, device='meta'), 5)",
     "torch.nn.functional.cross_entropy(torch.empty(4, 5, device='meta'), "
     "torch.empty(4, device='meta', dtype=torch.long))",
 ])
