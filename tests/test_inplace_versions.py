@@ -1,5 +1,6 @@
 """In-place ops and version counters (facts §1 in-place rows, §7): ``_version`` bumps, the nodes
 in-place ops record, gradients through them, and the saved-tensor version check."""
+import numpy as np
 import pytest
 
 import gradwalk
@@ -149,3 +150,39 @@ def test_in_place_on_a_view_of_a_non_leaf_rebases_the_base():
     """)
     assert gw["names"] == pt["names"] == ("torch::autograd::CopySlices", "AsStridedBackward0")
     assert_same(gw["x"].grad, pt["x"].grad)
+
+
+def test_add__on_tensors_nothing_records_is_pytorchs():
+    """``add_`` where nothing records (an optimizer's update, ``p.data += -lr * p.grad``) writes
+    the sum straight into the tensor: the same values, version count and errors as PyTorch."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((30, 200)).astype(np.float32)
+    b = rng.standard_normal((30, 200)).astype(np.float32)
+    results = []
+    for lib in (gradwalk, torch):
+        p = lib.tensor(a, requires_grad=True)
+        g = lib.tensor(b)
+        d = p.data
+        d += -0.1 * g
+        p.data += -0.1 * g
+        x = lib.tensor(a)
+        x.add_(x)  # the other operand is the tensor itself
+        y = lib.tensor(a)
+        y[1:].add_(y[:-1].clone())  # into a view: the base sees it
+        z = lib.tensor(a)
+        with lib.no_grad():
+            z.add_(lib.tensor(b))
+        results.append([t.detach().numpy().copy() for t in (p, x, y, z)]
+                       + [p._version, d._version, x._version, y._version, z._version])
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            p.add_(g)
+        with lib.inference_mode():
+            frozen = lib.tensor(a)
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+            frozen.add_(lib.tensor(b))
+        h = lib.tensor(a, requires_grad=True) * 1
+        h.add_(g)  # in a graph: recorded
+        assert type(h.grad_fn).__name__ == "AddBackward0"
+    mine, theirs = results
+    for m, t in zip(mine, theirs):
+        assert np.array_equal(m, t) if isinstance(m, np.ndarray) else m == t

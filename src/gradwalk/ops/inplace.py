@@ -4,9 +4,13 @@ import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
 
+from ..autograd.node import new_version_counter
+from ..grad_mode import _state as _grad_state
 from ._util import as_tensor_arg, export
-from .core import Op, apply_op
+from .core import Op, apply_op, observers
 from . import pointwise as P
+
+_ndarray = np.ndarray
 
 
 def _inplace(op, self, others=(), attrs=None):
@@ -19,6 +23,20 @@ def add_(self, other, *, alpha=1):
     # _inplace(P.Add, self, (other,), {"alpha": alpha}), spelled out: an optimizer's update runs it
     if other.__class__ is not _tensor.Tensor:
         other = as_tensor_arg(other)
+    x, y = self._data, other._data
+    if (alpha == 1 and x.__class__ is _ndarray and y.__class__ is _ndarray and x.dtype is y.dtype
+            and x.shape == y.shape and x.dtype.kind == "f" and x.flags.writeable and x.flags.c_contiguous
+            and not observers.any and not self._is_inference and not other._is_wrapped_number
+            and not (_grad_state.grad_enabled and (self._requires_grad or other._requires_grad))):
+        # nothing to record or watch, same dtype and shape (``p.data += -lr * p.grad``): what
+        # apply_op does below (the sum, written into x, the version counted), without the
+        # temporary array (NumPy buffers an ``other`` that overlaps x)
+        np.add(x, y, out=x)
+        counter = self._vc
+        if counter is None:
+            counter = self._vc = new_version_counter()
+        counter[0] += 1
+        return self
     return apply_op(P.Add, (self, other), {"alpha": alpha}, out_dtype=self.dtype, inplace=self)
 
 
