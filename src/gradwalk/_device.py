@@ -68,17 +68,23 @@ class device:
 CPU = device("cpu")
 META = device("meta")
 
-# the default device of this thread (torch.set_default_device, ``with torch.device(...)``):
-# PyTorch keeps it in a thread-local mode stack too
-_defaults = threading.local()
+class _Defaults(threading.local):
+    """The default device of this thread (torch.set_default_device, ``with torch.device(...)``):
+    PyTorch keeps it in a thread-local mode stack too. (A class attribute as the default: a
+    missing attribute of a thread-local is a slow lookup, and factories read this every call.)"""
+
+    stack = ()
+
+
+_defaults = _Defaults()
 
 
 def _default_stack():
-    return getattr(_defaults, "stack", [])
+    return list(_defaults.stack)
 
 
 def default_device():
-    stack = getattr(_defaults, "stack", None)
+    stack = _defaults.stack
     return stack[-1] if stack else CPU
 
 
@@ -93,7 +99,7 @@ def placement(where):
     """Where a factory's ``device=`` argument puts the tensor: ``CPU`` or ``META`` (None: the
     default device); CUDA fails as on a PyTorch built without it, any other accelerator too."""
     if where is None:
-        stack = getattr(_defaults, "stack", None)
+        stack = _defaults.stack
         return stack[-1] if stack else CPU
     if where is CPU or where == "cpu":
         return CPU
@@ -113,7 +119,7 @@ def on_cpu(where, what=None):
     """Check a ``device=`` argument (None, a string, an int or a device) where only the CPU is
     supported: the CPU passes; ``meta`` is refused by name (``what`` says what cannot be made
     there); CUDA fails as on a PyTorch built without it, and so does any other accelerator."""
-    if where is None and getattr(_defaults, "stack", None) is None or where is CPU or where == "cpu":
+    if where is None and not _defaults.stack or where is CPU or where == "cpu":
         return CPU
     if placement(where) is META:
         raise NotImplementedError(f"gradwalk does not support {what or 'this'} on the meta device (tensors "
