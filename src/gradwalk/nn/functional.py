@@ -186,12 +186,12 @@ def pad(input, pad, mode="constant", value=None):
         if before:
             shape = list(out.shape)
             shape[dim] = before
-            parts.append(F.full(shape, value or 0.0, dtype=input.dtype))
+            parts.append(F.full(shape, value or 0.0, dtype=input.dtype, device=input.device))
         parts.append(out)
         if after:
             shape = list(out.shape)
             shape[dim] = after
-            parts.append(F.full(shape, value or 0.0, dtype=input.dtype))
+            parts.append(F.full(shape, value or 0.0, dtype=input.dtype, device=input.device))
         out = F.cat(parts, dim) if len(parts) > 1 else out
     return out
 
