@@ -12,7 +12,8 @@ backward, and whole training steps, on the digits CNN and on a CIFAR-sized batch
 (g) the matrix products alone (``--only g``): what OpenBLAS reaches, in GFLOP/s, on each wide
     layer's three products in the layout gradwalk uses and in the others one could use (one large
     GEMM per layer, NHWC columns, ``np.dot`` on 2-D contiguous operands), beside ``torch.mm`` on the
-    same operands and PyTorch's whole convolution forward.
+    same operands and PyTorch's whole convolution forward; with MKL installed, gradwalk's three
+    products through MKL too (on one thread), and whether they give OpenBLAS's bits.
 A layer's "fwd + bwd" is ``layer(x).backward(g)`` with input, weight and bias gradients. Prints
 best-of-``repeat`` CPU milliseconds, gradwalk / PyTorch, and whether the outputs and gradients are
 bit-identical to PyTorch's ("bits") or their largest difference (the matrix products are
@@ -27,6 +28,7 @@ from threadpoolctl import threadpool_limits
 
 import gradwalk as gw
 from _timing import CLOCK, best, compare
+from gradwalk import _mkl
 
 torch.set_num_threads(1)
 gw.set_num_threads(1)  # (MKL, when installed: gradwalk's products on one thread too)
@@ -181,6 +183,15 @@ def gemm_section(repeat):
             ("weight grad: torch.mm, same operands", lambda: torch.from_numpy(g_rows) @ torch.from_numpy(rows)),
             ("PyTorch conv2d forward (whole layer)", lambda: torch.nn.functional.conv2d(x, wt, padding=1)),
         ]
+        if _mkl.enabled():  # the same three products through Intel MKL (PyTorch's own BLAS)
+            w_each, wt_each = np.broadcast_to(w, (n, o, k)), np.broadcast_to(w.T, (n, k, o))
+            mkl_work = [
+                ("forward: per-sample, MKL batch", lambda: _mkl.bmm(w_each, cols), lambda: np.matmul(w, cols)),
+                ("input grad: per-sample, MKL batch", lambda: _mkl.bmm(wt_each, g), lambda: np.matmul(w.T, g)),
+                ("weight grad: (O, N*OH*OW) @ rows, MKL gemm", lambda: _mkl.gemm(g_rows, rows), lambda: g_rows @ rows),
+            ]
+            work += [(name + (" (OpenBLAS's bits)" if np.array_equal(fn(), ref()) else " (other bits)"), fn)
+                     for name, fn, ref in mkl_work]
         print(f"  Conv2d({c}, {o}) on {n}x{c}x{h}x{h}: {o} x {k} x {n * p}, {flops / 1e6:.0f} MFLOP")
         for name, fn in work:
             t = best(fn, repeat, clock)

@@ -247,3 +247,31 @@ def test_pow_and_mse_loss_equal_torch():
             ours = gradwalk.nn.functional.mse_loss(gradwalk.tensor(a), gradwalk.tensor(b), reduction=reduction)
             theirs = torch.nn.functional.mse_loss(torch.tensor(a), torch.tensor(b), reduction=reduction)
             assert same_bits(ours.numpy(), theirs.numpy()), reduction
+
+
+def test_add_with_alpha_and_sgd_steps_are_fused_as_in_torch():
+    """ATen's ``add(x, y, alpha=a)`` is one fused multiply-add, ``x + a*y``, and SGD's updates
+    (``param.add_(d_p, alpha=-lr)``, weight decay, Nesterov) are built from it."""
+    rng = np.random.default_rng(6)
+    for shape in [(), (100,), (7, 33)]:
+        a = rng.standard_normal(shape).astype(np.float32)
+        b = (rng.standard_normal(shape) * 1e4).astype(np.float32)
+        for alpha in (-1e-8, 0.37):
+            for op in ("add", "sub"):
+                ours = getattr(gradwalk, op)(gradwalk.tensor(a), gradwalk.tensor(b), alpha=alpha)
+                assert same_bits(ours.numpy(), getattr(torch, op)(torch.tensor(a), torch.tensor(b), alpha=alpha).numpy())
+
+    def steps(lib, p0, g0, **options):
+        p = lib.tensor(p0, requires_grad=True)
+        optimizer = lib.optim.SGD([p], **options)
+        for k in range(3):
+            p.grad = lib.tensor(g0 * np.float32(1 + k))
+            optimizer.step()
+        return p.detach().numpy()
+
+    for options in (dict(lr=1e-3), dict(lr=1e-8, momentum=0.9),
+                    dict(lr=0.1, momentum=0.5, dampening=0.3, weight_decay=0.01),
+                    dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=1e-4)):
+        p0 = rng.standard_normal((7, 33)).astype(np.float32)
+        g0 = (rng.standard_normal((7, 33)) * 10).astype(np.float32)
+        assert same_bits(steps(gradwalk, p0, g0, **options), steps(torch, p0, g0, **options)), options

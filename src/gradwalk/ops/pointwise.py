@@ -36,7 +36,11 @@ class Add(Op):
     saves_attrs = ("alpha",)
 
     def forward(x, y, alpha=1):
-        return x + y if alpha == 1 else x + alpha * y
+        if alpha == 1:
+            return x + y
+        if x.dtype is _F32 and y.dtype is _F32:
+            return _k32.fma32(y, np.float32(alpha), x)  # ATen's add_kernel: fmadd(y, alpha, x)
+        return x + alpha * y
 
     def backward(ctx, g):
         a = ctx._attrs["alpha"]
@@ -51,7 +55,11 @@ class Sub(Op):
     saves_attrs = ("alpha",)
 
     def forward(x, y, alpha=1):
-        return x - y if alpha == 1 else x - alpha * y
+        if alpha == 1:
+            return x - y
+        if x.dtype is _F32 and y.dtype is _F32:
+            return _k32.fma32(y, np.float32(-alpha), x)  # (sub is add with -alpha: one FMA)
+        return x - alpha * y
 
     def backward(ctx, g):
         a = ctx._attrs["alpha"]

@@ -1,6 +1,7 @@
 """``SGD``: plain, with momentum (optionally Nesterov), dampening and weight decay."""
 import numpy as np
 
+from ..ops import _float32_kernels as _k32
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
@@ -35,7 +36,7 @@ class SGD(Optimizer):
                     continue
                 d_p = -grad._data if maximize else grad._data
                 if weight_decay != 0:
-                    d_p = d_p + weight_decay * p._data
+                    d_p = _add_scaled(d_p, p._data, weight_decay)  # grad.add(param, alpha=weight_decay)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
@@ -43,9 +44,9 @@ class SGD(Optimizer):
                         buf = state["momentum_buffer"] = Tensor._make(np.array(d_p, copy=True))
                     else:
                         buf._data *= momentum
-                        buf._data += (1 - dampening) * d_p
-                    d_p = d_p + momentum * buf._data if nesterov else buf._data
-                p._data -= lr * d_p
+                        buf._data[...] = _add_scaled(buf._data, d_p, 1 - dampening)
+                    d_p = _add_scaled(d_p, buf._data, momentum) if nesterov else buf._data
+                _step(p._data, d_p, lr)
                 p._version_counter[0] += 1
         return loss
 
@@ -57,5 +58,23 @@ def _plain_step(params, lr):
     for p in params:
         grad = p._grad
         if grad is not None:
-            p._data -= lr * grad._data
+            _step(p._data, grad._data, lr)
             p._version_counter[0] += 1
+
+
+_F32 = np.dtype(np.float32)
+
+
+def _add_scaled(a, b, alpha):
+    """``a.add(b, alpha=alpha)``: ATen computes ``a + alpha * b`` as one fused multiply-add."""
+    if a.dtype is _F32 and b.dtype is _F32:
+        return _k32.fma32(b, np.float32(alpha), a)
+    return a + alpha * b
+
+
+def _step(param, d_p, lr):
+    """``param.add_(d_p, alpha=-lr)`` in place (one FMA per element for float32, as ATen)."""
+    if param.dtype is _F32 and d_p.dtype is _F32:
+        param[...] = _k32.fma32(d_p, np.float32(-lr), param)
+    else:
+        param -= lr * d_p
