@@ -133,6 +133,11 @@ def test_asking_a_meta_tensor_for_values_fails_as_in_pytorch(snippet):
     "~torch.empty(3, dtype=torch.int64, device='meta')",
     "torch.empty(3, dtype=torch.int64, device='meta') // 2",
     "torch.nn.functional.one_hot(torch.empty(3, dtype=torch.int64, device='meta'), 5)",
+    "torch.multinomial(torch.empty(4, 3, device='meta'), 2)",
+    "torch.bernoulli(torch.empty(4, 3, device='meta'))",
+    "torch.empty(4, 3, device='meta').bernoulli_(0.5)",
+    "torch.count_nonzero(torch.empty(4, 3, device='meta'))",
+    "torch.nn.functional.pad(torch.empty(4, 3, device='meta'), (1, 2))",
     "torch.nn.functional.cross_entropy(torch.empty(4, 5, device='meta'), "
     "torch.empty(4, device='meta', dtype=torch.long))",
 ])

@@ -1495,7 +1495,8 @@ def nonzero(input, *, as_tuple=False):
 @export()
 def count_nonzero(input, dim=None):
     dims = None if dim is None else normalize_dims(dim, input.ndim)
-    return _make(np.asarray(np.count_nonzero(input._data, axis=dims), dtype=np.int64))
+    count = np.count_nonzero(input._data, axis=dims)
+    return _make(np.asarray(count, dtype=np.int64) if count.__class__ is not MetaArray else count.astype(np.int64))
 
 
 def _predicate(fn, input, dim, keepdim):

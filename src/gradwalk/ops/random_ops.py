@@ -179,6 +179,8 @@ def bernoulli_(self, p=0.5, *, generator=None):
     """``bernoulli_(0.3)`` (one double uniform per element below p) or ``bernoulli_(p_tensor)``
     (a uniform of p's type per element)."""
     gen = _random._resolve(generator)
+    if self._data.__class__ is MetaArray or isinstance(p, _tensor.Tensor) and p._data.__class__ is MetaArray:
+        return _fill(self, None) if self._data.__class__ is MetaArray else _no_data()  # nothing to draw
     if isinstance(p, _tensor.Tensor):
         probs = p._data
         if probs.size and ((probs < 0).any() or (probs > 1).any()):
@@ -197,6 +199,12 @@ def bernoulli_(self, p=0.5, *, generator=None):
 
 # ------------------------------------------------------------------------------------------------
 # factories
+
+
+def _no_data():
+    from .._meta import NO_DATA
+
+    raise NotImplementedError(NO_DATA)
 
 
 def _float_dtype(dtype, op):
@@ -377,6 +385,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > n_categories:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if probs.__class__ is MetaArray:  # a shape, nothing drawn
+        return _make(_meta_empty(probs.shape[:-1] + (num_samples,), np.int64))
     if not np.isfinite(probs).all() or (probs < 0).any():
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (probs.reshape(-1, n_categories).sum(-1) == 0).any():
