@@ -264,3 +264,20 @@ def test_a_huge_meta_op_without_a_shape_rule_is_refused_by_name_not_allocated():
     x = gradwalk.empty(10**12, device="meta")
     with pytest.raises(NotImplementedError, match="meta device"):
         x.topk(5)
+
+
+def test_a_checkpoint_loads_into_a_meta_model_with_assign():
+    # the large-model loading pattern: no memory until the checkpoint's tensors are assigned
+    seen = {}
+    for lib in (torch, gradwalk):
+        lib.manual_seed(0)
+        nn = lib.nn
+        state = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Linear(4, 2)).state_dict()
+        with lib.device("meta"):
+            model = nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Linear(4, 2))
+        with pytest.warns(UserWarning) as caught:
+            model.load_state_dict(state)  # into meta parameters: a no-op, with PyTorch's warning
+        result = model.load_state_dict(state, assign=True)
+        seen[lib.__name__] = ([str(w.message) for w in caught], repr(result), repr(model(lib.ones(2, 3))),
+                              type(model[0].weight).__name__, model[0].weight.requires_grad)
+    assert seen["gradwalk"] == seen["torch"]

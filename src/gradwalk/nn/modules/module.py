@@ -446,6 +446,14 @@ class Module:
                     new = Parameter(value, current.requires_grad) if store == "_parameters" else value
                     getattr(module, store)[name] = new
                 else:
+                    if current.is_meta and not value.is_meta:  # nothing is copied: PyTorch warns
+                        import warnings
+
+                        warnings.warn(
+                            f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter "
+                            "in the current model, which is a no-op. (Did you mean to pass `assign=True` to "
+                            "assign items in the state dictionary to their corresponding key in the module "
+                            "instead of copying them in place?)", UserWarning, stacklevel=2)
                     np.copyto(current._data, value._data, casting="unsafe")
                     current._version_counter[0] += 1
         missing = [k for k in expected if k not in state_dict]
