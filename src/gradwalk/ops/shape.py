@@ -794,8 +794,8 @@ def to(input, *args, dtype=None, copy=False, device=None, non_blocking=False, me
     for a in args:
         if isinstance(a, dtype_cls):
             dtype = a
-        elif isinstance(a, Tensor):
-            dtype = a.dtype
+        elif isinstance(a, Tensor):  # x.to(other): other's dtype and device
+            dtype, device = a.dtype, a.device
         else:  # a device: a string, an int or a device object
             device = a
     if device is not None:  # the CPU or the meta device (to or from meta: _meta.to_device)
