@@ -74,6 +74,7 @@ def test_a_meta_tensor_prints_its_size_not_its_values(snippet):
     "torch.equal(torch.empty(2, device='meta'), torch.empty(2, device='meta'))",
     "torch.allclose(torch.empty(2, device='meta'), torch.empty(2, device='meta'))",
     "torch.empty(2, device='meta').unique()",
+    "torch.empty(2, device='meta').to(torch.ones(2))",
 ])
 def test_asking_a_meta_tensor_for_values_fails_as_in_pytorch(snippet):
     assert_same(snippet)
@@ -138,6 +139,8 @@ def test_asking_a_meta_tensor_for_values_fails_as_in_pytorch(snippet):
     "torch.empty(4, 3, device='meta').bernoulli_(0.5)",
     "torch.count_nonzero(torch.empty(4, 3, device='meta'))",
     "torch.nn.functional.pad(torch.empty(4, 3, device='meta'), (1, 2))",
+    "torch.ones(2, dtype=torch.float64).to(torch.empty(2, device='meta'))",
+    "torch.ones(2).to(torch.empty(1, dtype=torch.float64, device='meta'))",
     "torch.nn.functional.cross_entropy(torch.empty(4, 5, device='meta'), "
     "torch.empty(4, device='meta', dtype=torch.long))",
 ])
