@@ -8,6 +8,7 @@ import warnings
 
 import pytest
 import torch  # noqa: F401  (real PyTorch: these tests fail without it)
+import torch.nn.utils.prune  # noqa: F401  (PyTorch does not import it with torch.nn)
 
 import gradwalk
 from parity import (assert_same, assert_same_error, assert_same_output, message, raised_by, run_both,
@@ -261,3 +262,123 @@ def test_printing_a_loss_both_ways():
         loss = torch.nn.MSELoss(size_average=False)(torch.randn(3), torch.zeros(3))
         print(loss, loss.item(), f"{loss}")
     """)
+
+
+# ---------------------------------------------------------------- torch.nn.utils.prune
+
+LENET = """
+    class LeNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(1, 6, 3)
+            self.fc1 = torch.nn.Linear(6 * 13 * 13, 10)
+
+        def forward(self, x):
+            return self.fc1(F.max_pool2d(F.relu(self.conv1(x)), 2).flatten(1))
+"""
+
+
+def test_pruning_a_layer_step_by_step_as_the_tutorial_does():
+    snippet = LENET + """
+    prune = torch.nn.utils.prune
+    torch.manual_seed(0)
+    model = LeNet()
+    module = model.conv1
+    prune.random_unstructured(module, name="weight", amount=0.3)
+    after_random = [name for name, _ in module.named_parameters()], [name for name, _ in module.named_buffers()]
+    pruned_weight = module.weight
+    hooks = [type(h).__name__ for h in module._forward_pre_hooks.values()], list(module._forward_pre_hooks)
+    prune.l1_unstructured(module, name="bias", amount=3)
+    bias = module.bias
+    prune.ln_structured(module, name="weight", amount=0.5, n=2, dim=0)
+    container = [hook for hook in module._forward_pre_hooks.values() if hook._tensor_name == "weight"][0]
+    history = [type(m).__name__ for m in container]
+    weight = module.weight
+    keys = list(model.state_dict().keys())
+    out = model(torch.randn(2, 1, 28, 28))
+    out.sum().backward()
+    orig_grad = module.weight_orig.grad
+    prune.remove(module, "weight")
+    after_remove = [name for name, _ in module.named_parameters()], [name for name, _ in module.named_buffers()]
+    permanent = module.weight
+    """
+    ours, theirs = run_both(snippet)
+    for name in ("after_random", "hooks", "history", "keys", "after_remove"):
+        assert ours[name] == theirs[name], name
+    for name in ("pruned_weight", "bias", "weight", "out", "orig_grad", "permanent"):
+        assert_same(ours[name], theirs[name], rtol=1e-5, atol=1e-6)
+    assert type(ours["pruned_weight"].grad_fn).__name__ == "MulBackward0"
+    assert repr(ours["container"]).startswith("<torch.nn.utils.prune.PruningContainer object at ")
+
+
+def test_global_pruning_and_a_custom_method():
+    snippet = LENET + """
+    prune = torch.nn.utils.prune
+    torch.manual_seed(0)
+    model = LeNet()
+    prune.global_unstructured([(model.conv1, "weight"), (model.fc1, "weight")],
+                              pruning_method=prune.L1Unstructured, amount=0.2)
+    sparsity = [float((m.weight == 0).sum()) / m.weight.nelement() for m in (model.conv1, model.fc1)]
+
+    class FooBarPruningMethod(prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+        def compute_mask(self, t, default_mask):
+            mask = default_mask.clone()
+            mask.flatten()[::2] = 0
+            return mask
+
+    FooBarPruningMethod.apply(model.fc1, "bias")
+    bias_mask = model.fc1.bias_mask
+    pruned = prune.is_pruned(model)
+    """
+    ours, theirs = run_both(snippet)
+    assert ours["sparsity"] == theirs["sparsity"]
+    assert_same(ours["bias_mask"], theirs["bias_mask"])
+    assert ours["pruned"] is theirs["pruned"] is True
+
+
+def test_random_structured_pruning_draws_as_pytorch():
+    snippet = """
+    prune = torch.nn.utils.prune
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 6, 3)
+    prune.random_structured(conv, "weight", amount=2, dim=0)
+    prune.random_structured(conv, "weight", amount=1, dim=1)
+    mask = conv.weight_mask
+    """
+    ours, theirs = run_both(snippet)
+    assert_same(ours["mask"], theirs["mask"])
+
+
+@pytest.mark.parametrize("call", [
+    "prune.l1_unstructured(torch.nn.Linear(2, 2), 'weight', amount=5)",
+    "prune.l1_unstructured(torch.nn.Linear(2, 2), 'weight', amount=1.5)",
+    "prune.l1_unstructured(torch.nn.Linear(2, 2), 'weight', amount='a')",
+    "prune.ln_structured(torch.nn.Linear(2, 2), 'bias', amount=1, n=2, dim=0)",
+    "prune.ln_structured(torch.nn.Linear(2, 2), 'weight', amount=1, n=2, dim=3)",
+    "prune.remove(torch.nn.Linear(2, 2), 'weight')",
+])
+def test_pruning_errors(call):
+    ours = raised_by("gradwalk", f"prune = torch.nn.utils.prune; {call}")
+    theirs = raised_by("torch", f"prune = torch.nn.utils.prune; {call}")
+    assert type(ours) is type(theirs)
+    assert message(ours).split(" of module ")[0] == message(theirs).split(" of module ")[0]
+
+
+def test_module_and_tensor_hooks_share_one_counter_from_zero():
+    # the pruning tutorial prints module._forward_pre_hooks: OrderedDict([(0, <...RandomUnstructured ...>)])
+    snippet = """
+    x = torch.randn(2, requires_grad=True)
+    ids = [x.register_hook(lambda g: g).id,
+           torch.nn.Linear(1, 1).register_forward_pre_hook(lambda m, i: None).id,
+           x.register_post_accumulate_grad_hook(lambda t: None).id]
+    """
+    import subprocess
+    import sys
+    import textwrap
+
+    program = "import sys; lib = __import__(sys.argv[1]); torch = lib\n" + textwrap.dedent(snippet) + "print(ids)"
+    fresh = [subprocess.run([sys.executable, "-c", program, lib], capture_output=True, text=True, check=True).stdout
+             for lib in ("gradwalk", "torch")]
+    assert fresh[0] == fresh[1] == "[0, 1, 2]\n"

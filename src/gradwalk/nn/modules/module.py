@@ -45,7 +45,6 @@ class RemovableHandle:
 
 class Module:
     training: bool
-    _next_hook_id = 0
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -127,11 +126,13 @@ class Module:
 
     @staticmethod
     def _add_hook(hooks, hook, prepend=False):
-        Module._next_hook_id += 1
-        hooks[Module._next_hook_id] = hook
+        from ...autograd.node import RemovableHandle as _TensorHookHandle
+
+        key = next(_TensorHookHandle._ids)  # PyTorch numbers module, tensor and node hooks together, from 0
+        hooks[key] = hook
         if prepend:
-            hooks.move_to_end(Module._next_hook_id, last=False)
-        return RemovableHandle(hooks, Module._next_hook_id)
+            hooks.move_to_end(key, last=False)
+        return RemovableHandle(hooks, key)
 
     # ------------------------------------------------------------------ registration
     def __setattr__(self, name, value):

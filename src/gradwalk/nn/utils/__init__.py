@@ -6,7 +6,7 @@
 """
 import math
 
-from . import parametrize, rnn  # noqa: F401
+from . import parametrize, prune, rnn  # noqa: F401
 
 
 def _tensors(parameters):
