@@ -5,21 +5,29 @@ a (1024, 3, 65536, 65536) batch through a convolution in microseconds), and to b
 modules without allocating their weights (``with torch.device("meta"): model = Net()``, then
 ``model.to_empty(device="cpu")``).
 
-gradwalk writes no shape rule per op. A meta tensor's ``_data`` is a ``MetaArray``: a NumPy
-array with zero strides over a single zero (``np.broadcast_to``), so it costs one element of
-memory whatever its shape. Every op then runs its ordinary NumPy forward on it, and NumPy hands
-each ufunc and array function back to ``MetaArray`` (NumPy's ``__array_ufunc__`` and
-``__array_function__`` protocols), which answers with another ``MetaArray`` of the right shape
-and dtype, found without touching data:
+gradwalk writes few shape rules. A meta tensor's ``_data`` is a ``MetaArray``: a NumPy array
+with zero strides over a single zero (``np.broadcast_to``), so it costs one element of memory
+whatever its shape, plus the strides PyTorch would report. While one is alive, ``apply_op``
+hands every op to ``run_op`` (below), which runs the op's ordinary NumPy forward on stand-ins
+that NumPy hands back to ``MetaArray`` (the ``__array_ufunc__`` and ``__array_function__``
+protocols); each answer is another ``MetaArray`` of the right shape and dtype, found without
+touching data:
 
 * elementwise ufuncs: the broadcast shape, and the dtype the ufunc gives on one zero of each input;
-* reductions and scans (``sum``, ``max``, ``cumsum``, ...): the shape from ``axis``/``keepdims``;
-* ``matmul``, ``einsum``, ``tensordot``, ``concatenate``, ``stack``, ``pad``, ``*_like``: their shape rule;
+* reductions and scans (``sum``, ``max``, ``cumsum``, ``sort``, ...): the shape from ``axis``/``keepdims``;
+* ``matmul``, ``einsum``, ``tensordot``, ``concatenate``, ``stack``, ``pad``, ``take``, ``*_like``:
+  their shape rule;
 * views (``reshape``, ``transpose``, slicing, ``broadcast_to``, ``sliding_window_view``, ...):
   run as they are on the zero-stride array, which allocates nothing;
 * anything else: run for real on zero-stride inputs when these hold at most ``BOUND`` elements,
   else ``NotImplementedError`` naming the NumPy function (so a 10**12-element meta tensor never
   allocates).
+
+gradwalk's elementwise ops (``pointwise.py``) get their dtype from their forward on one zero, and
+the few ops whose forwards are kernels rather than NumPy calls (convolution, the matrix
+products, ``sum``/``mean``, ``var``/``std``, softmax, max-pooling, ...) have a rule by node name
+(``_OP_RULES``). A forward that still needs values is run on the zero-stride arrays themselves
+when they are small, its result made meta; past ``BOUND`` it is refused by name.
 
 Because the op's own code runs, the op records its own backward node (``grad_fn``), and
 ``backward()`` through meta tensors builds meta gradients with the same formulas.
@@ -68,10 +76,6 @@ def empty(shape, dtype, strides=None):
     out = np.broadcast_to(np.zeros((), dtype), shape).view(MetaArray)
     out._logical_strides = contiguous_strides(shape) if strides is None else tuple(strides)
     return out
-
-
-def is_meta_array(a):
-    return a.__class__ is MetaArray
 
 
 def _plain(a):
