@@ -382,3 +382,18 @@ def test_module_and_tensor_hooks_share_one_counter_from_zero():
     fresh = [subprocess.run([sys.executable, "-c", program, lib], capture_output=True, text=True, check=True).stdout
              for lib in ("gradwalk", "torch")]
     assert fresh[0] == fresh[1] == "[0, 1, 2]\n"
+
+
+def test_randint_with_high_first_and_size_by_keyword():
+    # mnist_forward_forward: torch.tensor(allowed)[torch.randint(len(allowed), size=(1,))]
+    snippet = """
+    torch.manual_seed(0)
+    a = torch.randint(9, size=(3,))
+    b = torch.randint(2, 9, size=(3,))
+    c = torch.randint(9, (3,))
+    picked = torch.tensor([1, 3, 5, 7])[torch.randint(4, size=(1,))].item()
+    """
+    ours, theirs = run_both(snippet)
+    for name in "abc":
+        assert_same(ours[name], theirs[name])
+    assert ours["picked"] == theirs["picked"]

@@ -273,6 +273,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     where = placement(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=(n,))
+        low, high = 0, low
     if size is None:
         raise TypeError("randint() missing 1 required positional arguments: \"size\"")
     d = as_dtype(dtype) if dtype is not None else int64
