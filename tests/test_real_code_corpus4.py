@@ -6,6 +6,7 @@ and under PyTorch.
 """
 import warnings
 
+import numpy as np
 import pytest
 import torch  # noqa: F401  (real PyTorch: these tests fail without it)
 import torch.nn.utils.prune  # noqa: F401  (PyTorch does not import it with torch.nn)
@@ -397,3 +398,53 @@ def test_randint_with_high_first_and_size_by_keyword():
     for name in "abc":
         assert_same(ours[name], theirs[name])
     assert ours["picked"] == theirs["picked"]
+
+
+# ---------------------------------------------------------------- files written by PyTorch's torch.save
+
+def test_a_state_dict_saved_by_pytorch_loads_into_a_gradwalk_model(tmp_path):
+    # the FGSM tutorial: model.load_state_dict(torch.load(pretrained_model, map_location='cpu'))
+    path = tmp_path / "lenet.pth"
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    torch.save({"model": theirs.state_dict(), "epoch": 7, "moved": torch.arange(6.).reshape(2, 3).t(),
+                "dtype": torch.float64, "size": torch.Size([2, 3]), "labels": torch.tensor([1, 0]),
+                "mask": torch.tensor([True, False]), "scale": torch.nn.Parameter(torch.ones(2))}, path)
+    loaded = gradwalk.load(path, map_location="cpu")
+    ours = gradwalk.nn.Sequential(gradwalk.nn.Linear(3, 4), gradwalk.nn.ReLU(), gradwalk.nn.Linear(4, 2))
+    ours.load_state_dict(loaded["model"])
+    x = [[0.5, -1.0, 2.0]]
+    assert_same(ours(gradwalk.tensor(x)), theirs(torch.tensor(x)).detach())
+    real = torch.load(path)
+    assert loaded["epoch"] == 7 and loaded["dtype"] is gradwalk.float64 and loaded["size"] == gradwalk.Size([2, 3])
+    for name in ("moved", "labels", "mask", "scale"):
+        assert_same(loaded[name], real[name].detach())
+    assert loaded["moved"].stride() == real["moved"].stride() == (1, 3)
+    assert type(loaded["scale"]).__name__ == "Parameter" and loaded["scale"].requires_grad
+    assert type(loaded["model"]).__name__ == "OrderedDict"
+
+
+def test_a_numpy_array_saved_by_pytorch_needs_weights_only_false(tmp_path):
+    # time_sequence_prediction: torch.from_numpy(torch.load('traindata.pt')) of a saved np.ndarray
+    import pickle
+
+    path = tmp_path / "traindata.pt"
+    torch.save(np.sin(np.arange(6.0)).reshape(2, 3), path)
+    with pytest.raises(pickle.UnpicklingError) as in_torch:
+        torch.load(path)
+    with pytest.raises(pickle.UnpicklingError) as in_gradwalk:
+        gradwalk.load(path)
+    assert str(in_gradwalk.value) == str(in_torch.value)
+    assert (gradwalk.load(path, weights_only=False) == torch.load(path, weights_only=False)).all()
+
+
+def test_a_whole_module_saved_by_pytorch_is_refused_as_pytorch_refuses_it(tmp_path):
+    import pickle
+
+    path = tmp_path / "model.pt"
+    torch.save(torch.nn.Linear(2, 2), path)
+    with pytest.raises(pickle.UnpicklingError) as in_torch:
+        torch.load(path)
+    with pytest.raises(pickle.UnpicklingError) as in_gradwalk:
+        gradwalk.load(path)
+    assert str(in_gradwalk.value) == str(in_torch.value)

@@ -59,10 +59,12 @@ def test_an_object_pickle_cannot_store_fails_as_in_pytorch():
         gradwalk.save({"f": lambda: 0}, io.BytesIO())
 
 
-def test_a_pytorch_checkpoint_is_refused_with_a_clear_error(tmp_path):
+def test_a_pytorch_checkpoint_loads_and_its_legacy_format_is_refused_with_a_clear_error(tmp_path):
     path = tmp_path / "model.pt"
     torch.save({"w": torch.ones(2)}, path)
-    with pytest.raises(RuntimeError, match="not a gradwalk file.*PyTorch checkpoint"):
+    assert gradwalk.load(path)["w"].tolist() == [1.0, 1.0]  # (more in test_real_code_corpus4.py)
+    torch.save({"w": torch.ones(2)}, path, _use_new_zipfile_serialization=False)
+    with pytest.raises(RuntimeError, match="not a gradwalk file"):
         gradwalk.load(path)
 
 

@@ -98,10 +98,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             try:
                 manifest = json.loads(archive.read(MANIFEST))
             except KeyError:
-                hint = " It looks like a PyTorch checkpoint, which gradwalk does not unpickle." if any(
-                    n.endswith("data.pkl") for n in archive.namelist()) else ""
-                raise RuntimeError(f"gradwalk.load: {name!s} is not a gradwalk file (no {MANIFEST}).{hint}") \
-                    from None
+                pickled = [n for n in archive.namelist() if n.endswith("/data.pkl")]
+                if pickled:  # written by PyTorch's torch.save
+                    return _load_pytorch_archive(archive, pickled[0][:-len("data.pkl")], weights_only)
+                raise RuntimeError(f"gradwalk.load: {name!s} is not a gradwalk file (no {MANIFEST})") from None
             except (ValueError, zipfile.BadZipFile) as error:
                 raise RuntimeError(f"gradwalk.load: {name!s} is corrupt ({error})") from None
             if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -166,6 +166,72 @@ def _decode_all(archive, tree, name, weights_only=True):
             return Unpickler(io.BytesIO(member.read())).load()
 
     return decode(tree)
+
+
+# ---------------------------------------------------------------- files PyTorch's torch.save wrote
+
+# The storage classes a PyTorch checkpoint names, and the dtypes of their bytes
+_STORAGE_DTYPES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
+                   "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
+                   "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_}
+
+
+class _StorageType:
+    def __init__(self, np_dtype):
+        self.np_dtype = np.dtype(np_dtype)
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
+                       metadata=None):
+    """A tensor from a checkpoint: its view (offset, sizes, strides, in elements) of a storage."""
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[storage_offset:], shape=tuple(size),
+                                           strides=tuple(s * item for s in stride))
+    t = Tensor._make(np.array(view))  # a copy of just the viewed elements, C-contiguous
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks=None):
+    from .nn.parameter import Parameter
+
+    return Parameter(data, requires_grad=requires_grad)
+
+
+def _load_pytorch_archive(archive, prefix, weights_only):
+    """What ``torch.save`` wrote (its zip format): ``data.pkl`` holds the structure, each storage
+    is the raw bytes of ``data/<key>``. With ``weights_only`` (the default, as PyTorch 2.6+), only
+    what PyTorch's weights-only unpickler allows is rebuilt: tensors, parameters, ``OrderedDict``,
+    ``torch.Size``, dtypes; any other global (a module class, a NumPy array) raises PyTorch's
+    ``UnpicklingError``. ``weights_only=False`` unpickles the rest as PyTorch does."""
+    from . import _dtype
+
+    if prefix + "byteorder" in archive.namelist() and archive.read(prefix + "byteorder") != b"little":
+        raise RuntimeError("gradwalk.load: this checkpoint was written on a big-endian machine")
+    allowed = {("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+               ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+               ("collections", "OrderedDict"): OrderedDict, ("torch", "Size"): Size}
+    allowed.update({("torch", n): _StorageType(d) for n, d in _STORAGE_DTYPES.items()})
+    allowed.update({("torch", n): getattr(_dtype, n) for n in ("float32", "float64", "float16", "int64",
+                                                                 "int32", "int16", "int8", "uint8")})
+    allowed[("torch", "bool")] = _dtype.bool_
+    storages = {}
+
+    class Unpickler(pickle.Unpickler):
+        def find_class(self, module, qualname):
+            if (module, qualname) in allowed:
+                return allowed[(module, qualname)]
+            if weights_only in (None, True):
+                raise pickle.UnpicklingError(_weights_only_message(f"{module}.{qualname}"))
+            return super().find_class(module, qualname)
+
+        def persistent_load(self, pid):  # ('storage', storage type, key, location, number of elements)
+            _, storage_type, key, _location, numel = pid
+            if key not in storages:
+                data = archive.read(f"{prefix}data/{key}")
+                storages[key] = np.frombuffer(data, dtype=storage_type.np_dtype, count=numel).copy()
+            return storages[key]
+
+    return Unpickler(io.BytesIO(archive.read(prefix + "data.pkl"))).load()
 
 
 def _weights_only_message(qualname):
