@@ -284,3 +284,20 @@ def test_a_checkpoint_loads_into_a_meta_model_with_assign():
         seen[lib.__name__] = ([str(w.message) for w in caught], repr(result), repr(model(lib.ones(2, 3))),
                               type(model[0].weight).__name__, model[0].weight.requires_grad)
     assert seen["gradwalk"] == seen["torch"]
+
+
+@pytest.mark.parametrize("view", [
+    "m[None]", "m[:, None]", "m.unsqueeze(-1)", "m.expand(1, 2, 3, 4)", "m[:, :1].expand(2, 5, 4)",
+    "m.permute(2, 0, 1)", "m.transpose(0, 2).reshape(4, 6)", "m.view(6, 4)", "m.flatten(1)", "m[..., 1]",
+    "m[1:, ::2, 1:3]", "m.mT", "m.narrow(2, 1, 2)", "m.select(1, 0)", "m[:, 0:1].squeeze(1)",
+    "m.diagonal(0, 1, 2)", "m.chunk(2, 2)[1]", "m.split(1, 0)[1]", "m.unbind(1)[2]", "m.movedim(0, -1)",
+    "m.permute(2, 0, 1).contiguous()", "m.permute(2, 0, 1) + 1", "m.permute(2, 0, 1).exp()", "m.mT.sum(0)",
+    "m.repeat(1, 2, 1)",
+])
+def test_meta_strides_follow_views_as_pytorchs_do(view):
+    strides = []
+    for lib in (torch, gradwalk):
+        m = lib.empty(2, 3, 4, device="meta")
+        t = eval(view, {"m": m})  # test code: our own expressions
+        strides.append((t.shape, t.stride(), t.is_contiguous()))
+    assert strides[1] == strides[0]

@@ -68,6 +68,22 @@ def contiguous_strides(shape):
     return tuple(reversed(strides))
 
 
+def _strides_like(inputs, shape):
+    """An elementwise result's strides: a non-contiguous input of the result's shape lends its
+    dims' order (NumPy's order="K", PyTorch's TensorIterator), else contiguous."""
+    for a in inputs:
+        if a.__class__ is MetaArray and a.shape == shape and a.ndim > 1:
+            template = a._logical_strides
+            if template == contiguous_strides(shape):
+                return None
+            strides, step = [0] * len(shape), 1
+            for d in sorted(range(len(shape)), key=lambda d: template[d]):  # innermost first
+                strides[d] = step
+                step *= max(shape[d], 1)
+            return tuple(strides)
+    return None
+
+
 def empty(shape, dtype, strides=None):
     """A meta array of ``shape`` and ``dtype``: zero strides over one zero, read-only."""
     shape = tuple(int(n) for n in shape)
@@ -215,7 +231,8 @@ class MetaArray(np.ndarray):
                     shape = np.broadcast_shapes(*(np.shape(i) for i in inputs))
                     sample = ufunc(*(_sample(i) for i in inputs), **kwargs)
                     samples = sample if isinstance(sample, tuple) else (sample,)
-                    result = tuple(empty(shape, np.asarray(s).dtype) for s in samples)
+                    strides = _strides_like(inputs, shape)
+                    result = tuple(empty(shape, np.asarray(s).dtype, strides) for s in samples)
             elif method in ("reduce", "accumulate"):
                 (a,) = inputs
                 axis = kwargs.pop("axis", 0)
@@ -266,6 +283,8 @@ class MetaArray(np.ndarray):
                                 views if isinstance(views, (list, tuple)) else (views,)):
                     if r.__class__ is MetaArray and isinstance(v, np.ndarray) and v.shape == r.shape:
                         r._logical_strides = v.strides
+                        if name == "broadcast_to":  # a new dim of size 1: PyTorch's expand strides it
+                            r._logical_strides = _expanded_strides(r.shape, v.strides, r.ndim - first.ndim)
             return result
         return _run_real(func, name, args, kwargs)
 
@@ -373,6 +392,14 @@ class MetaArray(np.ndarray):
 
     def __deepcopy__(self, memo):
         return empty(self.shape, self.dtype, self._logical_strides)
+
+
+def _expanded_strides(shape, strides, new):
+    strides = list(strides)
+    for d in reversed(range(new)):
+        if shape[d] == 1:
+            strides[d] = shape[d + 1] * strides[d + 1] if d + 1 < len(shape) else 1
+    return tuple(strides)
 
 
 # NumPy functions that only make views (nothing allocated on a zero-stride array): run as they are
@@ -694,9 +721,10 @@ def _forward_on_meta(op, arrays, attrs):
         with np.errstate(all="ignore"):
             zeros = op.forward(*(np.zeros((), a.dtype)[()] if isinstance(a, np.ndarray) else a for a in arrays),
                                **attrs)
+        strides = _strides_like(arrays, shape)
         if isinstance(zeros, tuple):
-            return tuple(empty(shape, np.asarray(z).dtype) for z in zeros)
-        return empty(shape, np.asarray(zeros).dtype)
+            return tuple(empty(shape, np.asarray(z).dtype, strides) for z in zeros)
+        return empty(shape, np.asarray(zeros).dtype, strides)
     try:
         with np.errstate(all="ignore"):
             return _meta_result(op.forward(*_walk(arrays, _probe), **attrs))
