@@ -448,3 +448,34 @@ def test_a_whole_module_saved_by_pytorch_is_refused_as_pytorch_refuses_it(tmp_pa
     with pytest.raises(pickle.UnpicklingError) as in_gradwalk:
         gradwalk.load(path)
     assert str(in_gradwalk.value) == str(in_torch.value)
+
+
+# ---------------------------------------------------------------- add_(Number alpha, Tensor other)
+
+def test_the_deprecated_alpha_first_overload_of_add_and_sub():
+    # char_rnn_generation (2017): for p in rnn.parameters(): p.data.add_(-learning_rate, p.grad.data)
+    snippet = """
+    x, y = torch.arange(3.), torch.ones(3)
+    a, b = x.add(2, y), x.sub(2, y)
+    c, d = torch.add(x, 0.5, y), torch.sub(x, 0.5, y)
+    e = x.clone(); e.add_(-0.1, y)
+    f = x.clone(); f.sub_(-0.1, y)
+    """
+    ours, theirs = run_both(snippet)
+    for name in "abcdef":
+        assert_same(ours[name], theirs[name])
+
+
+def test_the_deprecated_overload_warns_once_with_pytorchs_words():
+    import subprocess
+    import sys
+
+    program = ("import sys, warnings; warnings.simplefilter('always'); torch = __import__(sys.argv[1]); "
+               "x = torch.zeros(2); x.add_(2, torch.ones(2)); x.sub(2, torch.ones(2)); x.add(2, torch.ones(2))")
+    texts = [subprocess.run([sys.executable, "-c", program, lib], capture_output=True, text=True, check=True).stderr
+             for lib in ("gradwalk", "torch")]
+    ours, theirs = ([line for line in text.splitlines() if "Warning" in line or line.startswith("\t")]
+                    for text in texts)
+    assert [line.split("UserWarning: ")[-1].split(" (Triggered")[0] for line in ours] == \
+           [line.split("UserWarning: ")[-1].split(" (Triggered")[0] for line in theirs]
+    assert sum("deprecated" in line for line in theirs) == 1

@@ -28,6 +28,25 @@ def export(*names, method=True, function=True):
     return register
 
 
+_warned_deprecated_overload = False  # PyTorch's argument parser warns about these once per process
+
+
+def deprecated_alpha_overload(name, alpha, rest):
+    """``x.add(2, y)`` (pre-1.5 code: ``p.data.add_(-lr, p.grad.data)``): PyTorch's deprecated
+    ``add(Number alpha, Tensor other)``, accepted with its warning. Returns ``(other, alpha)``."""
+    global _warned_deprecated_overload
+    if len(rest) != 1 or not isinstance(alpha, numbers.Number) or not isinstance(rest[0], _tensor.Tensor):
+        raise TypeError(f"{name}() takes 2 positional arguments but {2 + len(rest)} were given")
+    if not _warned_deprecated_overload:
+        import warnings
+
+        _warned_deprecated_overload = True
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Number alpha, Tensor other)\n"
+                      f"Consider using one of the following signatures instead:\n\t{name}(Tensor other, *, "
+                      "Number alpha = 1)", UserWarning, stacklevel=3)
+    return rest[0], alpha
+
+
 def max_keepdims(x, dim):
     """``x.max(axis=dim, keepdims=True)``, the shift of softmax-like ops. NumPy reduces a short
     last axis one row at a time (a 1024x10 batch of logits: 77 us); for a 2-D array with at most

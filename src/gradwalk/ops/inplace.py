@@ -6,7 +6,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from ..autograd.node import new_version_counter
 from ..grad_mode import _state as _grad_state
-from ._util import as_tensor_arg, export
+from ._util import as_tensor_arg, deprecated_alpha_overload, export
 from .core import Op, apply_op, observers
 from . import pointwise as P
 
@@ -19,8 +19,10 @@ def _inplace(op, self, others=(), attrs=None):
 
 
 @export(function=False)
-def add_(self, other, *, alpha=1):
+def add_(self, other, *deprecated, alpha=1):
     # _inplace(P.Add, self, (other,), {"alpha": alpha}), spelled out: an optimizer's update runs it
+    if deprecated:  # p.data.add_(-lr, p.grad.data): the old (Number alpha, Tensor other) order
+        other, alpha = deprecated_alpha_overload("add_", other, deprecated)
     if other.__class__ is not _tensor.Tensor:
         other = as_tensor_arg(other)
     x, y = self._data, other._data
@@ -41,7 +43,9 @@ def add_(self, other, *, alpha=1):
 
 
 @export(function=False)
-def sub_(self, other, *, alpha=1):
+def sub_(self, other, *deprecated, alpha=1):
+    if deprecated:
+        other, alpha = deprecated_alpha_overload("sub_", other, deprecated)
     return _inplace(P.Sub, self, (other,), {"alpha": alpha})
 
 

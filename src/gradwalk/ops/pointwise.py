@@ -13,7 +13,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 from .._meta import MetaArray
 from .._dtype import get_default_dtype
 from .._dtype import _BY_NUMPY
-from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, wrap_number
+from ._util import as_tensor_arg, broadcast_shapes_or_raise, deprecated_alpha_overload, export, wrap_number
 from ..grad_mode import _state as _grad_state
 from . import _float32_kernels as _k32
 from .core import _NO_ATTRS, Op, apply_op, observers as _observers, result_dtype
@@ -911,12 +911,16 @@ _ALPHA_1 = {"alpha": 1}
 
 
 @export()
-def add(input, other, *, alpha=1):
+def add(input, other, *deprecated, alpha=1):
+    if deprecated:  # add(x, 2, y): the old (Number alpha, Tensor other) order
+        other, alpha = deprecated_alpha_overload("add", other, deprecated)
     return _binary(Add, input, other, _ALPHA_1 if alpha == 1 else {"alpha": alpha})
 
 
 @export()
-def sub(input, other, *, alpha=1):
+def sub(input, other, *deprecated, alpha=1):
+    if deprecated:
+        other, alpha = deprecated_alpha_overload("sub", other, deprecated)
     return _binary(Sub, input, other, _ALPHA_1 if alpha == 1 else {"alpha": alpha})
 
 
