@@ -25,6 +25,7 @@ cannot be loaded MKL runs sequentially: PyTorch's bits on one thread.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import sys
 import threading
@@ -224,9 +225,9 @@ def vml(name, x):
 def _empty(shape, dtype):
     """An uninitialised array whose data starts on a 64-byte boundary, as PyTorch's allocator
     places every tensor: MKL's gemv (at least) gives other bits for an output placed otherwise."""
-    size = int(np.prod(shape)) * dtype.itemsize
+    size = math.prod(shape) * dtype.itemsize
     raw = np.empty(size + 64, np.uint8)
-    start = -raw.ctypes.data % 64
+    start = -ctypes.addressof(_NO_ELEMENTS.from_buffer(raw)) % 64  # (3x cheaper than raw.ctypes.data)
     return raw[start:start + size].view(dtype).reshape(shape)
 
 
@@ -338,7 +339,7 @@ def dot(x, y):
     sx, sy = x.strides[0] // item, y.strides[0] // item
     if x.strides[0] % item or y.strides[0] % item or sx < 0 or sy < 0:
         x, y, sx, sy = np.ascontiguousarray(x), np.ascontiguousarray(y), 1, 1
-    return np.array(f(len(x), x.ctypes.data, sx, y.ctypes.data, sy), dtype)
+    return np.array(f(len(x), _address(x), sx, _address(y), sy), dtype)
 
 
 _dots = {}
@@ -385,7 +386,7 @@ def gemv(a, x):
     incx = x.strides[0] // item
     if x.strides[0] % item or incx <= 0:
         x, incx = np.ascontiguousarray(x), 1
-    f(_COL_MAJOR, trans, m, n, 1.0, a.ctypes.data, max(lda, 1), x.ctypes.data, incx, 0.0,
+    f(_COL_MAJOR, trans, m, n, 1.0, _address(a), max(lda, 1), _address(x), incx, 0.0,
       _NO_ELEMENTS.from_buffer(out), 1)
     return out
 
