@@ -33,6 +33,7 @@ def _into_out(name, fn, args, kwargs):
 
     from ..grad_mode import _state
     from ..tensor import Tensor
+    from ._overlap import check_no_partial_overlap
 
     out = kwargs.pop("out")
     if out is None:
@@ -42,6 +43,9 @@ def _into_out(name, fn, args, kwargs):
                                    for a in list(args) + list(kwargs.values()) + list(outs)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    sources = [a._data for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+    for o in outs:  # torch.add(y[:-1], 1, out=y[1:]): refused, as PyTorch
+        check_no_partial_overlap(o._data, sources)
     result = fn(*args, **kwargs)
     results, outs = (result, out) if isinstance(out, (tuple, list)) else ((result,), (out,))
     for r, o in zip(results, outs):

@@ -24,6 +24,7 @@ from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _seque
 from ..autograd import gc_guard
 from ..grad_mode import _state as _grad_state
 from .._meta import MetaArray as _MetaArray
+from ._overlap import PARTIAL_OVERLAP, partially_overlaps
 
 _NO_ATTRS = {}
 _GC_CHECK_MASK = gc_guard.STRIDE - 1
@@ -195,6 +196,7 @@ class Op:
     # elementwise ops: a 0-dim array operand is handed to ``forward`` as a NumPy scalar, whose
     # arithmetic is several times faster (a 0-dim result is kept as a scalar anyway)
     scalar_operands = False
+    fills = False  # writes one value everywhere (fill_, zero_): allowed into an expand()ed tensor
 
     has_save = False
     save_out_at = None  # how many inputs ``save`` takes before ``out`` when ``out`` is positional
@@ -331,7 +333,7 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
         if out_dtype is not None and data.dtype is not out_dtype.np and data.dtype != out_dtype.np:
             data = data.astype(out_dtype.np)
         if inplace is not None:
-            return _write_inplace(inplace, data, None)
+            return _write_inplace(inplace, data, None, op, inputs)
         out = Tensor.__new__(Tensor)
         out._data = data
         out._requires_grad = False
@@ -381,7 +383,7 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
     if not requires_grad or op.Node is None or (meta is None and data.dtype.kind != "f"):
         # no graph: integer/bool results never require grad, and neither does anything under no_grad
         if inplace is not None:
-            return _write_inplace(inplace, data, None)
+            return _write_inplace(inplace, data, None, op, inputs)
         return Tensor._make(data)
     Node = op.Node
     node = Node.__new__(Node)
@@ -434,7 +436,7 @@ def apply_op(op, inputs, attrs=_NO_ATTRS, out_dtype=None, inplace=None, _watched
     else:
         node._attrs = {k: attrs[k] for k in saves_attrs}
     if inplace is not None:
-        result = _write_inplace(inplace, data, node)
+        result = _write_inplace(inplace, data, node, op, inputs)
     else:
         result = Tensor.__new__(Tensor)
         result._data = data
@@ -573,7 +575,7 @@ def _finish_inplace(t, node):
         views.rebase_history(t, node)
 
 
-def _write_inplace(t, data, node):
+def _write_inplace(t, data, node, op=None, inputs=()):
     target = t._data
     if target.__class__ is not _ndarray:
         target = t._array()
@@ -588,10 +590,14 @@ def _write_inplace(t, data, node):
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}")
     writeable = target.flags.writeable
-    if 0 in target.strides and target.size > 1 and target.base is not None:  # expand()ed
+    expanded = 0 in target.strides and target.size > 1 and target.base is not None
+    if expanded and not (op is not None and op.fills):  # (fill_ and zero_ may write an expand()ed tensor)
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a single "
             "memory location. Please clone() the tensor before performing the operation.")
+    for source in inputs:  # y[1:].add_(y[:-1]): refused, as PyTorch (its value would depend on order)
+        if source is not t and source._data.__class__ is _ndarray and partially_overlaps(target, source._data):
+            raise RuntimeError(PARTIAL_OVERLAP)
     if not writeable or target.ndim == 0:
         if data.__class__ is _MetaArray:
             raise NotImplementedError("Cannot copy out of meta tensor; no data!")

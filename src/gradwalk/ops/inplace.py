@@ -1,5 +1,7 @@
 """In-place ops (``x.add_(1)``, ``x *= 2``, ``x.zero_()``): they write into the tensor, bump its
 version counter and, on a tensor in a graph, make a new node its ``grad_fn``."""
+import warnings
+
 import numpy as np
 
 from .. import tensor as _tensor  # the module; its Tensor class is read at call time
@@ -7,6 +9,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 from ..autograd.node import new_version_counter
 from ..grad_mode import _state as _grad_state
 from ._util import as_tensor_arg, deprecated_alpha_overload, export
+from ._overlap import check_no_partial_overlap, partially_overlaps
 from .core import Op, apply_op, observers
 from . import pointwise as P
 
@@ -29,7 +32,8 @@ def add_(self, other, *deprecated, alpha=1):
     if (alpha == 1 and x.__class__ is _ndarray and y.__class__ is _ndarray and x.dtype is y.dtype
             and x.shape == y.shape and x.dtype.kind == "f" and x.flags.writeable and x.flags.c_contiguous
             and not observers.any and not self._is_inference and not other._is_wrapped_number
-            and not (_grad_state.grad_enabled and (self._requires_grad or other._requires_grad))):
+            and not (_grad_state.grad_enabled and (self._requires_grad or other._requires_grad))
+            and not partially_overlaps(x, y)):
         # nothing to record or watch, same dtype and shape (``p.data += -lr * p.grad``): what
         # apply_op does below (the sum, written into x, the version counted), without the
         # temporary array (NumPy buffers an ``other`` that overlaps x)
@@ -85,6 +89,9 @@ def relu_(input):
 
 @export(function=False)
 def clamp_(self, min=None, max=None):
+    for bound in (min, max):  # x[1:].clamp_(min=x[:-1]): refused, as PyTorch
+        if isinstance(bound, _tensor.Tensor):
+            check_no_partial_overlap(self._data, (bound._data,))
     return _inplace(P.Clamp, self, (), {"min": min, "max": max})
 
 
@@ -93,6 +100,7 @@ clip_ = export("clip_", function=False)(clamp_)
 
 class Zero(Op):
     name = "ZeroBackward0"
+    fills = True
 
     def forward(x):
         return np.zeros_like(x)
@@ -108,6 +116,7 @@ class Fill(Op):
     """``x.fill_(2.0)`` (ATen's ``fill_.Scalar``)."""
 
     name = "FillBackward2"
+    fills = True
 
     def forward(x, value):
         return np.full_like(x, value)
@@ -180,4 +189,9 @@ def copy_(self, src, non_blocking=False):
 def masked_fill_(self, mask, value):
     from .shape import MaskedFill, masked_fill_mask
 
+    data = self._data
+    if data.__class__ is _ndarray and 0 in data.strides and data.size > 1:
+        warnings.warn("Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor before "
+                      "performing this operation. This also applies to advanced indexing e.g. tensor[mask] = "
+                      "scalar", UserWarning, stacklevel=2)
     return _inplace(MaskedFill, self, (), {"mask": masked_fill_mask(mask, self), "value": value})

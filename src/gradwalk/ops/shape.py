@@ -8,6 +8,7 @@ from .. import tensor as _tensor  # the module; its Tensor class is read at call
 
 from .._dtype import Size
 from ._util import export, formulas_on_arrays, normalize_dim, as_tensor_arg
+from ._overlap import check_no_partial_overlap
 from ._scatter import index_add_rows
 from .cascade_sum import cascade_sum
 from .core import Op, apply_op, result_dtype_many
@@ -612,6 +613,7 @@ class ScatterAdd(Op):
 
 class MaskedFill(Op):
     name = "MaskedFillBackward0"
+    fills = True  # masked_fill_ into an expand()ed tensor runs (PyTorch warns it is deprecated)
 
     def forward(x, mask, value):
         return np.where(mask, np.asarray(value, dtype=x.dtype), x)
@@ -1139,6 +1141,20 @@ def _raise_index_error(shape, index, value_shape=None):
                            f"to indexing result of shape {list(result)}")
 
 
+def _check_setitem_overlap(input, index, np_index, value, accumulate):
+    """``y[1:] = y[:-1]``: PyTorch's partial-overlap error. A basic index writes a view of the
+    input (``copy_``), an advanced one the whole input (``index_put_``)."""
+    data = input._data
+    if data.__class__ is not np.ndarray:
+        return
+    if not accumulate and not any(_is_advanced(i) for i in index):
+        try:
+            data = data[np_index]
+        except (IndexError, ValueError):
+            return  # the write itself reports the bad index
+    check_no_partial_overlap(data, (value._data,))
+
+
 def setitem(input, index, value, accumulate=False):
     """``x[index] = value``: an in-place write; on a graph tensor the node is CopySlices.
     ``accumulate``: ``index_put_(..., accumulate=True)``, adding ``value`` (repeats add up)."""
@@ -1152,6 +1168,8 @@ def setitem(input, index, value, accumulate=False):
     if len(np_index) == 1:
         np_index = np_index[0]
     value = as_tensor_arg(value)
+    if not value._is_wrapped_number and value._data.__class__ is np.ndarray and value._data.base is not None:
+        _check_setitem_overlap(input, index, np_index, value, accumulate)
     dual = input._fw_grads or value._fw_grads  # forward AD: the write must carry the tangent too
     if not dual and (not _state.grad_enabled or not (input.requires_grad or value.requires_grad)):
         try:
