@@ -547,6 +547,9 @@ class Gather(Op):
     saves_attrs = ("dim",)
 
     def forward(x, dim, index):
+        if index.shape[:dim] + index.shape[dim + 1:] != x.shape[:dim] + x.shape[dim + 1:]:
+            # PyTorch's gather: index may be smaller than x in the other dims
+            x = x[tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))]
         return np.take_along_axis(x, index, axis=dim)
 
     def save(ctx, x, out, dim, index):
@@ -1448,7 +1451,9 @@ def gather(input, dim, index):
 @export()
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
-        raise NotImplementedError("gradwalk: scatter(reduce=...) is not supported; use scatter_add")
+        from .indexing_more import scatter_with_reduce  # x.scatter(0, i, src, reduce="add")
+
+        return scatter_with_reduce(input, dim, index, src, value, reduce, inplace=False)
     if src is None:
         src = value
     if not isinstance(src, _tensor.Tensor):  # scatter(dim, index, value): ScatterBackward0's value

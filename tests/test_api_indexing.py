@@ -1,0 +1,137 @@
+"""Indexing, scatter and shape ops beside PyTorch: values, dtype, shape, the backward node's name,
+the gradients that reach the inputs, and the errors for common mistakes."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import gradwalk as gw
+
+rng = np.random.default_rng(0)
+X = rng.standard_normal((3, 4))
+S = rng.standard_normal((3, 4))
+
+
+def run_beside_torch(fn, *arrays, grad=True):
+    """``fn(lib, *tensors)`` in both libraries: same result and node; same gradients of a
+    weighted sum of the result."""
+    results, leaves = [], []
+    for lib in (torch, gw):
+        ts = [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(lib, *ts)
+        results.append(out)
+        leaves.append(ts)
+    t, g = results
+    assert str(g.dtype).split(".")[-1] == str(t.dtype).split(".")[-1] and tuple(g.shape) == tuple(t.shape)
+    np.testing.assert_allclose(g.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12)
+    if t.requires_grad:
+        assert g.grad_fn.name() == t.grad_fn.name()
+        w = np.random.default_rng(1).standard_normal(tuple(t.shape))
+        (t * torch.tensor(w, dtype=t.dtype)).sum().backward()
+        (g * gw.tensor(w, dtype=g.dtype)).sum().backward()
+        for a, b in zip(*leaves):
+            if a.requires_grad:
+                assert (a.grad is None) == (b.grad is None)
+                if a.grad is not None:
+                    np.testing.assert_allclose(b.grad.numpy(), a.grad.numpy(), rtol=1e-10, atol=1e-12)
+    return g
+
+
+def raises_like_torch(fn):
+    with pytest.raises(Exception) as expected:
+        fn(torch)
+    with pytest.raises(type(expected.value)) as got:
+        fn(gw)
+    assert str(got.value) == str(expected.value)
+
+
+# ---------------------------------------------------------------- scatter
+
+def test_scatter_add_and_its_inplace_form():
+    index = np.array([[0, 1, 2, 0], [2, 2, 1, 0]])
+    run_beside_torch(lambda t, x, s: x.scatter_add(0, t.tensor(index), s[:2]), X, S)
+    run_beside_torch(lambda t, x, s: t.scatter_add(x, 1, t.tensor(index[:, :2]), s[:2, :2]), X, S)
+    run_beside_torch(lambda t, x, s: (x * 1).scatter_add_(0, t.tensor(index), s[:2]), X, S)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce(reduce, include_self):
+    index = np.array([[0, 1, 2, 0], [0, 2, 1, 0]])
+    src = S[:2].copy()
+    src[1, 0] = src[0, 0]  # a tie for amax/amin: the gradient is shared
+    run_beside_torch(lambda t, x, s: x.scatter_reduce(0, t.tensor(index), s, reduce, include_self=include_self),
+                     X, src)
+    run_beside_torch(lambda t, x, s: (x + 0).scatter_reduce_(1, t.tensor(index), s, reduce), X, src)
+
+
+def test_scatter_inplace_value_src_and_old_reduce():
+    index = np.array([[0, 1, 2, 0]])
+    run_beside_torch(lambda t, x, s: (x * 1).scatter_(0, t.tensor(index), s[:1]), X, S)
+    run_beside_torch(lambda t, x: x.clone().scatter_(0, t.tensor(index), 2.0), X, grad=False)
+    for reduce in ("add", "multiply"):
+        run_beside_torch(lambda t, x, s: x.clone().scatter_(0, t.tensor(index), s, reduce=reduce), X, S, grad=False)
+    y = gw.tensor(X, requires_grad=True).scatter(0, gw.tensor(index), 2.0, reduce="add")
+    assert y.grad_fn.name() == "torch::autograd::NotImplemented"
+
+
+def test_scatter_errors():
+    raises_like_torch(lambda t: t.zeros(3, 4).scatter_add(0, t.tensor([[0, 1]]), t.ones(1, 2, dtype=t.float64)))
+    raises_like_torch(lambda t: t.zeros(3, 4).scatter_add(0, t.tensor([[0.0]]), t.ones(1, 2)))
+    raises_like_torch(lambda t: t.zeros(3, 4).scatter_add(2, t.tensor([[0]]), t.ones(1, 2)))
+
+
+# ---------------------------------------------------------------- index_*
+
+def test_index_add_copy_fill():
+    run_beside_torch(lambda t, x, s: x.index_add(1, t.tensor([0, 2]), s[:, :2], alpha=2), X, S)
+    run_beside_torch(lambda t, x, s: t.index_add(x, 0, t.tensor([1, 1]), s[:2]), X, S)
+    run_beside_torch(lambda t, x, s: (x * 1).index_add_(0, t.tensor([2]), s[:1]), X, S)
+    run_beside_torch(lambda t, x, s: x.index_copy(1, t.tensor([3, 1]), s[:, :2]), X, S)
+    run_beside_torch(lambda t, x, s: (x * 1).index_copy_(0, t.tensor([0]), s[:1]), X, S)
+    run_beside_torch(lambda t, x: x.index_fill(1, t.tensor([3, 1]), 2.5), X)
+    run_beside_torch(lambda t, x, v: x.index_fill(1, t.tensor([3, 1]), v), X, np.array(1.5))
+    run_beside_torch(lambda t, x: (x * 1).index_fill_(0, t.tensor([1]), -1), X)
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce(reduce):
+    run_beside_torch(lambda t, x, s: x.index_reduce(0, t.tensor([0, 2, 0]), s, reduce), X, S)
+    run_beside_torch(lambda t, x, s: x.index_reduce(1, t.tensor([3, 3]), s[:, :2], reduce, include_self=False),
+                     X, S)
+
+
+def test_index_errors():
+    raises_like_torch(lambda t: t.zeros(3, 4).index_add(0, t.tensor([0, 1]), t.ones(3, 4)))
+    raises_like_torch(lambda t: t.zeros(3, 4).index_add(3, t.tensor([0, 1]), t.ones(2, 4)))
+
+
+# ---------------------------------------------------------------- masked_scatter, *_scatter
+
+def test_masked_scatter():
+    run_beside_torch(lambda t, x, s: x.masked_scatter(x > 0, s), X, S)
+    run_beside_torch(lambda t, x, s: x.masked_scatter(t.tensor([True, False, True, False]), s), X, S)
+    run_beside_torch(lambda t, x, s: (x * 1).masked_scatter_(x < 0, s), X, S)
+    raises_like_torch(lambda t: t.zeros(3, 4).masked_scatter(t.ones(3, 4, dtype=t.bool), t.ones(2)))
+
+
+def test_select_slice_diagonal_scatter():
+    run_beside_torch(lambda t, x, s: t.select_scatter(x, s[0], 0, 1), X, S)
+    run_beside_torch(lambda t, x, s: x.select_scatter(s[:, 0], 1, -1), X, S)
+    run_beside_torch(lambda t, x, s: t.slice_scatter(x, s[:, :2], 1, 1, None, 2), X, S)
+    run_beside_torch(lambda t, x, s: x.slice_scatter(s[:1]), X[:1], S)
+    run_beside_torch(lambda t, x, s: t.diagonal_scatter(x, s[0, :3], 1), X, S)
+    run_beside_torch(lambda t, x, s: x.diagonal_scatter(s[0, :2], -1), X, S)
+
+
+def test_take_along_dim_argwhere_unravel_index():
+    run_beside_torch(lambda t, x: t.take_along_dim(x, t.tensor([[0], [2], [1]]), 1), X)
+    run_beside_torch(lambda t, x: x.take_along_dim(t.tensor([[0, 3]]), dim=1), X)
+    run_beside_torch(lambda t, x: t.take_along_dim(x, t.tensor([5, 1])), X)
+    run_beside_torch(lambda t, x: t.argwhere(x > 0), X)
+    got = gw.unravel_index(gw.tensor([5, 7, -1]), (3, 4))
+    expected = torch.unravel_index(torch.tensor([5, 7, -1]), (3, 4))
+    assert [g.tolist() for g in got] == [e.tolist() for e in expected]
