@@ -89,3 +89,102 @@ def _message(f):
 ])
 def test_product_errors_match_pytorch(call):
     assert _message(lambda: call(gradwalk)) == _message(lambda: call(torch))
+
+
+def _with_nan(t, x):
+    mask = t.zeros(4, 5, dtype=t.bool)
+    mask[0, 0] = mask[2, 2] = mask[2, 4] = True
+    return x.masked_fill(mask, float("nan"))
+
+
+REDUCTIONS = {
+    "nansum": lambda t, x: _with_nan(t, x).nansum(),
+    "nansum over a dim": lambda t, x: t.nansum(_with_nan(t, x), 1, keepdim=True),
+    "nanmean": lambda t, x: _with_nan(t, x).nanmean(0),
+    "nanmedian": lambda t, x: _with_nan(t, x).nanmedian(),
+    "nanmedian over a dim": lambda t, x: _with_nan(t, x).nanmedian(1),
+    "quantile": lambda t, x: t.quantile(x, 0.3),
+    "quantile of a row with nan": lambda t, x: _with_nan(t, x).quantile(0.4, dim=1),
+    "nanquantile": lambda t, x: _with_nan(t, x).nanquantile(0.4, dim=1),
+    "kthvalue": lambda t, x: x.kthvalue(2, 0),
+    "kthvalue keepdim": lambda t, x: t.kthvalue(x, 3, keepdim=True),
+    "mode": lambda t, x: (x * 2).round().mode(),
+    "aminmax": lambda t, x: t.aminmax(x).min + t.aminmax(x).max * 2,
+    "aminmax over a dim": lambda t, x: t.aminmax(x, dim=1)[1],
+    "msort": lambda t, x: t.msort(x),
+    "cov": lambda t, x: t.cov(x),
+    "cov of one variable": lambda t, x: t.cov(x[0]),
+    "cov with weights": lambda t, x: t.cov(x, correction=0, fweights=t.tensor([1, 2, 1, 3, 1]),
+                                           aweights=t.tensor([0.5, 1, 2, 1, 1], dtype=t.float64)),
+    "corrcoef": lambda t, x: t.corrcoef(x),
+    "trapezoid": lambda t, x: t.trapezoid(x),
+    "trapezoid dx": lambda t, x: t.trapezoid(x, dx=0.5, dim=0),
+    "trapz x": lambda t, x: t.trapz(x, t.linspace(0, 2, 5, dtype=t.float64) ** 2),
+    "cumulative_trapezoid": lambda t, x: t.cumulative_trapezoid(x),
+    "cumulative_trapezoid x": lambda t, x: t.cumulative_trapezoid(x, t.linspace(0, 2, 5, dtype=t.float64) ** 2),
+    "renorm": lambda t, x: t.renorm(x, 2, 0, 1.5),
+    "renorm p=1": lambda t, x: x.renorm(1, 1, 2.0),
+    "renorm_": lambda t, x: (x * 1).renorm_(3, 1, 1.0),
+    "var correction": lambda t, x: x.var(1, correction=2),
+    "std correction": lambda t, x: x.std(correction=0),
+}
+
+
+@pytest.mark.parametrize("case", REDUCTIONS)
+def test_reductions_match_pytorch(case):
+    _same(REDUCTIONS[case], [(4, 5)])
+
+
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_interpolations_match_pytorch(interpolation):
+    _same(lambda t, x: x.quantile(t.tensor([0.2, 0.9], dtype=t.float64), dim=0, keepdim=True,
+                                  interpolation=interpolation), [(4, 5)])
+    _same(lambda t, x: _with_nan(t, x).nanquantile(0.4, interpolation=interpolation), [(4, 5)])
+
+
+_SAMPLES = np.random.default_rng(0).standard_normal(50)
+
+COUNTS = {
+    "histc": lambda t: t.histc(t.tensor(_SAMPLES), bins=7),
+    "histc float32 with a range": lambda t: t.histc(t.tensor(_SAMPLES, dtype=t.float32), 5, min=-1, max=1),
+    "bincount": lambda t: t.bincount(t.tensor([0, 3, 3, 1])),
+    "bincount weights minlength": lambda t: t.tensor([0, 3, 3, 1]).bincount(t.tensor([.5, 1, 2, 3]), minlength=6),
+    "bincount float32 weights": lambda t: t.bincount(t.tensor([0, 3]), t.tensor([1., 2], dtype=t.float32)),
+    "bucketize": lambda t: t.bucketize(t.tensor([0.5, 1, 2.5]), t.tensor([1., 2, 3])),
+    "bucketize right int32": lambda t: t.bucketize(t.tensor([0.5, 1, 2.5]), t.tensor([1., 2, 3]), right=True,
+                                                   out_int32=True),
+    "searchsorted rows": lambda t: t.searchsorted(t.tensor([[1., 2, 3], [2, 4, 6]]), t.tensor([[2.], [5]]),
+                                                  side="right"),
+    "searchsorted sorter": lambda t: t.searchsorted(t.tensor([3., 1, 2]), t.tensor([2.5]),
+                                                    sorter=t.tensor([1, 2, 0])),
+    "searchsorted a number": lambda t: t.searchsorted(t.tensor([1., 2, 3]), 2),
+    "isin": lambda t: t.isin(t.tensor([1, 2, 3, 4]), t.tensor([2, 4])),
+    "isin invert": lambda t: t.isin(t.tensor([1, 2, 3]), 2, invert=True),
+    "nansum of ints": lambda t: t.tensor([1, 2, 3]).nansum(),
+}
+
+
+@pytest.mark.parametrize("case", COUNTS)
+def test_counting_and_searching_match_pytorch(case):
+    expected, got = COUNTS[case](torch), COUNTS[case](gradwalk)
+    assert str(got.dtype) == str(expected.dtype) and tuple(got.shape) == tuple(expected.shape)
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.kthvalue(t.ones(2, 5), 6),
+    lambda t: t.nanmean(t.arange(3)),
+    lambda t: t.histc(t.arange(3), 3),
+    lambda t: t.bincount(t.tensor([-1, 2])),
+    lambda t: t.bincount(t.tensor([1, 2]), t.ones(3)),
+    lambda t: t.searchsorted(t.tensor([1., 2]), t.tensor([1.]), right=True, side="left"),
+    lambda t: t.quantile(t.ones(3), 1.5),
+    lambda t: t.quantile(t.ones(3), 0.5, interpolation="foo"),
+    lambda t: t.quantile(t.arange(3), 0.5),
+    lambda t: t.cov(t.ones(2, 2, 2)),
+    lambda t: t.renorm(t.ones(2, 2), -1, 0, 1.),
+    lambda t: t.aminmax(t.ones(0)),
+    lambda t: t.trapezoid(t.ones(2, 2), dim=2),
+])
+def test_reduction_errors_match_pytorch(call):
+    assert _message(lambda: call(gradwalk)) == _message(lambda: call(torch))
