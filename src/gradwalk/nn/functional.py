@@ -60,6 +60,42 @@ def elu(input, alpha=1.0, inplace=False):
     return apply_op(nn_ops.Elu, (input,), {"alpha": alpha})
 
 
+def hardshrink(input, lambd=0.5):
+    from ..ops.elementwise_more import hardshrink
+
+    return hardshrink(input, lambd)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    from ..ops import elementwise_more as M
+
+    return M.celu_(input, alpha) if inplace else M.celu(input, alpha)
+
+
+def selu(input, inplace=False):
+    from ..ops import elementwise_more as M
+
+    return M.selu_(input) if inplace else M.selu(input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    from ..ops import elementwise_more as M
+
+    return (M.rrelu_ if inplace else M.rrelu)(input, lower, upper, training)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return apply_op(nn_ops.Hardtanh, (input,), {"min_val": min_val, "max_val": max_val})
 
@@ -327,15 +363,10 @@ class _Threshold(Op):
 
 
 class _ThresholdInplace(_Threshold):
-    """``F.threshold(x, ..., inplace=True)``: PyTorch's ``threshold_`` saves its result instead."""
+    """``F.threshold(x, ..., inplace=True)``: PyTorch's ``threshold_`` saves (a copy of) the input
+    as it was, so the gradient passes where the old ``x > threshold``."""
 
     name = "ThresholdBackward1"
-
-    def save(ctx, x, out, threshold, value):
-        ctx.save_result("result", out)
-
-    def backward(ctx, g):
-        return _threshold_backward(g, ctx.result, ctx._attrs["threshold"]),
 
 
 def _threshold_backward(grad, y, threshold):
