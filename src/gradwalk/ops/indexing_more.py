@@ -102,12 +102,14 @@ class ScatterReduce(Op):
     name = "ScatterReduceBackward0"
     saves_attrs = ("dim", "reduce", "include_self")
 
-    def forward(x, src, dim, index, reduce, include_self):
+    def forward(x, src, dim, index, reduce, include_self, original=None):
         return _scatter_reduce_array(x, src, dim, index, reduce, include_self)
 
-    def save(ctx, x, src, out, dim, index, reduce, include_self):
+    def save(ctx, x, src, out, dim, index, reduce, include_self, original=None):
+        """(``original``: self before an in-place ``scatter_reduce_`` wrote into it, as PyTorch
+        saves it.)"""
         ctx._attrs["index"] = _make(index)
-        ctx.save(self=_make(x), src=_make(src))
+        ctx.save(self=x if original is None else _make(original), src=src)
         ctx.save_result("result", out)
 
     def backward(ctx, grad):
@@ -184,7 +186,17 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
     d = _scatter_reduce_args("scatter_reduce", self, dim, index, src, reduce)
     return _inplace(ScatterReduce, self, (src,), {"dim": d, "index": index._data, "reduce": reduce,
-                                                  "include_self": bool(include_self)})
+                                                  "include_self": bool(include_self),
+                                                  "original": _original(self, src, reduce)})
+
+
+def _original(self, src, reduce):
+    """A copy of self for a backward formula that reads it, when one will be recorded."""
+    from ..grad_mode import _state
+
+    if reduce == "sum" or not _state.grad_enabled or not (self.requires_grad or src.requires_grad):
+        return None
+    return self._data.copy()
 
 
 class ScatterOldReduce(Op):
@@ -429,6 +441,7 @@ def _index_reduce(input, dim, index, source, reduce, include_self, inplace):
     spread = np.broadcast_to(np.asarray(index._data, dtype=np.int64).reshape(shape), source.shape).copy()
     attrs = {"dim": d, "index": spread, "reduce": reduce, "include_self": bool(include_self)}
     if inplace:
+        attrs["original"] = _original(input, source, reduce)
         return _inplace(IndexReduce, input, (source,), attrs)
     return apply_op(IndexReduce, (input, source), attrs)
 
