@@ -234,3 +234,25 @@ def test_heaviside_has_no_derivative():
     assert y.grad_fn.name() == "torch::autograd::NotImplemented"
     with pytest.raises(RuntimeError, match="derivative for 'heaviside' is not implemented"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x, y: m.deg2rad(x), lambda m, x, y: m.logit(x.abs() / 3, eps=0.1), lambda m, x, y: m.sinc(x),
+    lambda m, x, y: m.lgamma(x.abs()), lambda m, x, y: m.digamma(x.abs()), lambda m, x, y: m.polygamma(1, x.abs()),
+    lambda m, x, y: m.mvlgamma(x.abs() + 2, 3), lambda m, x, y: m.i0(x), lambda m, x, y: m.hardshrink(x),
+    lambda m, x, y: m.celu(x, 0.5), lambda m, x, y: m.selu(x), lambda m, x, y: m.copysign(x, y),
+    lambda m, x, y: m.copysign(x, -2.0), lambda m, x, y: m.hypot(x, y), lambda m, x, y: m.xlogy(x, y.abs()),
+    lambda m, x, y: m.xlogy(2.0, y.abs()), lambda m, x, y: m.fmax(x, y), lambda m, x, y: m.fmin(x, y),
+    lambda m, x, y: m.logaddexp2(x, y),
+])
+def test_forward_ad_matches_torch(fn):
+    def tangent(m, fwad):
+        with fwad.dual_level():
+            x = fwad.make_dual(m.tensor([0.3, -1.2, 2.0, 0.7]), m.tensor([1.0, 2.0, -1.0, 0.5]))
+            y = fwad.make_dual(m.tensor([1.5, 0.5, -2.0, 3.0]), m.tensor([0.5, -1.0, 1.0, 2.0]))
+            return fwad.unpack_dual(fn(m, x, y)).tangent
+
+    import gradwalk.autograd.forward_ad as ours
+    import torch.autograd.forward_ad as theirs
+
+    assert_same(tangent(gradwalk, ours), tangent(torch, theirs))

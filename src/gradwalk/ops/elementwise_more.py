@@ -101,6 +101,12 @@ class Logit(Op):
         outside = (x._data < eps) | (x._data > 1 - eps)
         return grad * _mask(~outside),
 
+    def jvp(x, out, dx, eps=None):
+        d = dx / (x * (-x + 1))
+        if eps is None:
+            return d
+        return d * _mask(~((x._data < eps) | (x._data > 1 - eps)))
+
 
 class Sinc(Op):
     name = "SincBackward0"
@@ -119,6 +125,10 @@ class Sinc(Op):
         d = (px * px.cos() - px.sin()) / (px * x)
         return g * _F().where(_mask(x._data == 0), 0.0, d),
 
+    def jvp(x, out, dx):
+        px = x * math.pi
+        return dx * _F().where(_mask(x._data == 0), 0.0, (px * px.cos() - px.sin()) / (px * x))
+
 
 class Lgamma(Op):
     name = "LgammaBackward0"
@@ -133,6 +143,9 @@ class Lgamma(Op):
 
     def backward(ctx, g):
         return g * digamma(ctx.self),
+
+    def jvp(x, out, dx):
+        return dx * digamma(x)
 
 
 class Digamma(Op):
@@ -151,6 +164,9 @@ class Digamma(Op):
     def backward(ctx, g):
         return g * polygamma(1, ctx.self),
 
+    def jvp(x, out, dx):
+        return dx * polygamma(1, x)
+
 
 class Polygamma(Op):
     name = "PolygammaBackward0"
@@ -168,6 +184,9 @@ class Polygamma(Op):
 
     def backward(ctx, g):
         return g * polygamma(ctx._attrs["n"] + 1, ctx.self),
+
+    def jvp(x, out, dx, n):
+        return dx * polygamma(n + 1, x)
 
 
 class PolygammaInplace(Polygamma):
@@ -190,6 +209,9 @@ class Mvlgamma(Op):
         x = ctx.self
         return g * sum(digamma(x - i / 2) for i in range(ctx._attrs["p"])),
 
+    def jvp(x, out, dx, p):
+        return dx * sum(digamma(x - i / 2) for i in range(p))
+
 
 class I0(Op):
     name = "I0Backward0"
@@ -205,6 +227,9 @@ class I0(Op):
         x = ctx.self
         return g * _tensor.Tensor._make(_special().i1(x._data).astype(x._data.dtype)),
 
+    def jvp(x, out, dx):
+        return dx * _tensor.Tensor._make(_special().i1(x._data).astype(x._data.dtype))
+
 
 class Sgn(Op):
     """``sgn`` of a real tensor is ``sign``; its gradient is zero."""
@@ -216,6 +241,9 @@ class Sgn(Op):
 
     def backward(ctx, g):
         return g * 0.0,
+
+    def jvp(x, out, dx):
+        return dx * 0.0
 
 
 class Angle(Op):
@@ -229,6 +257,9 @@ class Angle(Op):
 
     def backward(ctx, g):
         return g * 0.0,
+
+    def jvp(x, out, dx):
+        return dx * 0.0
 
 
 class Hardshrink(Op):
@@ -244,6 +275,9 @@ class Hardshrink(Op):
     def backward(ctx, g):
         x, lambd = ctx.self._data, ctx._attrs["lambd"]
         return g * _mask(~((x >= -lambd) & (x <= lambd))),
+
+    def jvp(x, out, dx, lambd=0.5):
+        return dx * _mask(~((x._data >= -lambd) & (x._data <= lambd)))
 
 
 class Celu(Op):
@@ -262,6 +296,9 @@ class Celu(Op):
     def backward(ctx, g):
         x, alpha = ctx.self, ctx._attrs["alpha"]
         return _F().where(x > 0, g, g * (x / alpha).exp()),
+
+    def jvp(x, out, dx, alpha=1.0):
+        return _F().where(x > 0, dx, dx * (x / alpha).exp())
 
 
 class CeluInplace(Celu):
@@ -288,6 +325,9 @@ class Selu(Op):
         x = ctx.self
         return _F().where(x > 0, g * _SELU_SCALE, g * (x.exp() * (_SELU_SCALE * _SELU_ALPHA))),
 
+    def jvp(x, out, dx):
+        return _F().where(x > 0, dx * _SELU_SCALE, dx * (x.exp() * (_SELU_SCALE * _SELU_ALPHA)))
+
 
 class SeluInplace(Selu):
     name = "EluBackward1"
@@ -306,6 +346,9 @@ class RreluWithNoise(Op):
 
     def save(ctx, x, out, noise):
         ctx._attrs_noise = np.where(x._data > 0, 1, noise).astype(x._data.dtype)
+
+    def jvp(x, out, dx, noise):
+        return dx * _tensor.Tensor._make(np.where(x._data > 0, 1, noise).astype(x._data.dtype))
 
 
 # ---------------------------------------------------------------- two inputs
@@ -327,6 +370,11 @@ class Copysign(Op):
                                          .astype(x._data.dtype))
         return g * ratio, (g * 0.0 if ctx.needs_input_grad[1] else None)
 
+    def jvp(x, y, out, dx, dy):
+        with _errstate():
+            ratio = np.where(x._data == 0, 0, out._data / x._data).astype(x._data.dtype)
+        return dx * _tensor.Tensor._make(ratio)
+
 
 class CopysignScalar(Op):
     name = "CopysignBackward1"
@@ -345,6 +393,11 @@ class CopysignScalar(Op):
             ratio = np.where(x._data == 0, 0, ctx.result._data / x._data).astype(x._data.dtype)
         return g * _tensor.Tensor._make(ratio),
 
+    def jvp(x, out, dx, other):
+        with _errstate():
+            ratio = np.where(x._data == 0, 0, out._data / x._data).astype(x._data.dtype)
+        return dx * _tensor.Tensor._make(ratio)
+
 
 class Hypot(Op):
     name = "HypotBackward0"
@@ -359,6 +412,9 @@ class Hypot(Op):
     def backward(ctx, g):
         r = ctx.result
         return g * ctx.self / r, (g * ctx.other / r if ctx.needs_input_grad[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        return (dx * x + dy * y) / out
 
 
 class Xlogy(Op):
@@ -379,6 +435,9 @@ class Xlogy(Op):
         return (g * y.log() if need[0] else None,
                 g * x / y if need[1] else None)
 
+    def jvp(x, y, out, dx, dy):
+        return dx * y.log() + dy * x / y
+
 
 class XlogyScalarSelf(Op):
     """``xlogy(2.0, y)``: the number gets no edge."""
@@ -395,6 +454,9 @@ class XlogyScalarSelf(Op):
     def backward(ctx, g):
         return g * ctx._attrs["self"] / ctx.other,
 
+    def jvp(y, out, dy, self):
+        return dy * self / y
+
 
 class XlogyScalarOther(Op):
     name = "XlogyBackward2"
@@ -405,6 +467,9 @@ class XlogyScalarOther(Op):
 
     def backward(ctx, g):
         return g * math.log(ctx._attrs["other"]),
+
+    def jvp(x, out, dx, other):
+        return dx * math.log(other)
 
 
 def _power_of_two(y):
@@ -432,6 +497,9 @@ class Ldexp(Op):
         return (g * scale if need[0] else None,
                 g * x * scale * math.log(2.0) if need[1] and y.dtype.is_floating_point else None)
 
+    def jvp(x, y, out, dx, dy):
+        return dx * _tensor.Tensor._make(np.asarray(_power_of_two(y._data)).astype(x._data.dtype))
+
 
 class _FMaxMin(Op):
     keep_self = None  # np.greater_equal for fmax, np.less_equal for fmin
@@ -445,6 +513,11 @@ class _FMaxMin(Op):
         keep = ctx.mask_self
         need = ctx.needs_input_grad
         return (g * _mask(keep) if need[0] else None, g * _mask(~keep) if need[1] else None)
+
+    @classmethod
+    def jvp(cls, x, y, out, dx, dy):
+        keep = _mask(cls.keep_self(x._data, y._data) | np.isnan(y._data))
+        return _F().where(keep, dx, dy)
 
 
 class Fmax(_FMaxMin):
@@ -477,6 +550,9 @@ class Logaddexp2(Op):
         need = ctx.needs_input_grad
         return (g / (_F().exp2(y - x) + 1) if need[0] else None,
                 g / (_F().exp2(x - y) + 1) if need[1] else None)
+
+    def jvp(x, y, out, dx, dy):
+        return dx / (_F().exp2(y - x) + 1) + dy / (_F().exp2(x - y) + 1)
 
 
 class Heaviside(Op):
