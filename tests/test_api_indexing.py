@@ -226,3 +226,33 @@ def test_shape_errors():
                 lambda t: t.block_diag(t.zeros(2, 2, 2)),
                 lambda t: t.zeros(3).fliplr()):
         raises_like_torch(bad)
+
+
+# ---------------------------------------------------------------- small queries and factories
+
+def test_queries_beside_torch():
+    for lib in (torch, gw):
+        x = lib.zeros(3, 4)
+        assert (x.nbytes, x.itemsize, x.ndimension()) == (48, 4, 2)
+        assert lib.is_nonzero(lib.tensor([2])) and x.is_same_size(lib.zeros(3, 4))
+        assert not lib.is_signed(lib.tensor([1], dtype=lib.uint8)) and lib.tensor([1.0]).is_signed()
+        assert not lib.is_complex(x)
+        assert str(lib.result_type(lib.tensor([1]), 2.5)).endswith("float32")
+        assert str(lib.result_type(lib.tensor(1.0, dtype=lib.float64), lib.zeros(2))).endswith("float32")
+        assert [lib.can_cast(a, b) for a, b in ((lib.int32, lib.bool), (lib.bool, lib.int8),
+                                                (lib.float64, lib.float16), (lib.float, lib.int))] == [
+            False, True, True, False]
+        assert lib.empty_strided((2, 3), (1, 2)).stride() == (1, 2)
+        assert x.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)
+        assert str(lib.scalar_tensor(3).dtype).endswith("float32") and lib.scalar_tensor(3).item() == 3.0
+        lib.fill_(x, 2.0)
+        assert x.sum().item() == 24.0 and lib.zero_(x) is x and x.sum().item() == 0.0
+        y = lib.ones(2, requires_grad=True) * 2
+        assert lib.detach_(y) is y and y.grad_fn is None
+        a = np.zeros(2)
+        shared = lib.asarray(a)
+        a[0] = 5
+        assert shared.tolist() == [5.0, 0.0] and lib.asarray(x) is x
+        assert str(lib.asarray([1, 2]).dtype).endswith("int64")
+    raises_like_torch(lambda t: t.tensor([1, 2]).is_nonzero())
+    raises_like_torch(lambda t: t.tensor([]).is_nonzero())
