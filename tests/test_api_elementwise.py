@@ -256,3 +256,22 @@ def test_forward_ad_matches_torch(fn):
     import torch.autograd.forward_ad as theirs
 
     assert_same(tangent(gradwalk, ours), tangent(torch, theirs))
+
+
+def test_shape_and_dtype_errors_match_torch():
+    cases = [
+        lambda m: m.ones(3).hypot_(m.ones(2, 3)),
+        lambda m: m.hypot(m.ones(3), m.ones(2)),
+        lambda m: m.ones(2).lerp_(m.ones(3), 0.5),
+        lambda m: m.hypot(m.tensor([1, 2]), m.tensor([1, 2])),
+        lambda m: m.tensor([1, 2]).xlogy_(m.tensor([1.0, 2.0])),
+        lambda m: m.tensor([1, 2]).floor_divide_(m.tensor([1.5, 2.0])),
+        lambda m: m.ones(2).cumsum_(1),
+        lambda m: m.tensor([True]).positive(),
+    ]
+    for fn in cases:
+        with pytest.raises(Exception) as theirs:
+            fn(torch)
+        with pytest.raises(type(theirs.value)) as ours:
+            fn(gradwalk)
+        assert str(ours.value) == str(theirs.value)

@@ -17,9 +17,9 @@ from .._dtype import float64, get_default_dtype
 from ..return_types import _return_type
 from . import extra as E
 from . import pointwise as P
-from ._util import as_tensor_arg, export, normalize_dim
+from ._util import as_tensor_arg, broadcast_shapes_or_raise, export, normalize_dim
 from .core import Op, apply_op, result_dtype
-from .inplace import _inplace
+from .inplace import _inplace as _write_into
 from .pointwise import _binary, _errstate, _unary
 
 _DEG = math.pi / 180.0
@@ -34,6 +34,18 @@ def _F():
 def _mask(array):
     """A NumPy boolean array as a tensor (for ``g * mask`` inside formulas)."""
     return _tensor.Tensor._make(np.asarray(array))
+
+
+def _into(op, self, others=(), attrs=None):
+    """``op`` written into ``self`` (inplace.py's ``_inplace``), with PyTorch's message for
+    operands that do not broadcast."""
+    try:
+        return _write_into(op, self, others, attrs)
+    except ValueError:
+        for other in others:
+            if isinstance(other, _tensor.Tensor):
+                broadcast_shapes_or_raise(self.shape, other.shape)
+        raise
 
 
 def _special():
@@ -572,10 +584,6 @@ Heaviside.Node.name = lambda self: "torch::autograd::NotImplemented"
 
 # ---------------------------------------------------------------- the functions users call
 
-def _float_unary(op, input, attrs=None):
-    return _unary(op, input, attrs or {})
-
-
 @export()
 def deg2rad(input):
     return _unary(Deg2Rad, input)
@@ -665,7 +673,7 @@ def celu(input, alpha=1.0):
 
 @export(method=False)
 def celu_(input, alpha=1.0):
-    return _inplace(CeluInplace, input, (), {"alpha": alpha})
+    return _into(CeluInplace, input, (), {"alpha": alpha})
 
 
 @export(method=False)
@@ -675,7 +683,7 @@ def selu(input):
 
 @export(method=False)
 def selu_(input):
-    return _inplace(SeluInplace, input)
+    return _into(SeluInplace, input)
 
 
 def _rrelu_noise(input, lower, upper, training):
@@ -693,7 +701,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 
 @export(method=False)
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return _inplace(RreluWithNoise, input, (), {"noise": _rrelu_noise(input, lower, upper, training)})
+    return _into(RreluWithNoise, input, (), {"noise": _rrelu_noise(input, lower, upper, training)})
 
 
 @export(method=False)
@@ -729,6 +737,9 @@ def copysign(input, other):
 
 @export()
 def hypot(input, other):
+    for t in (input, other):
+        if isinstance(t, _tensor.Tensor) and not t.dtype.is_floating_point:
+            raise NotImplementedError(f'"hypot_cpu" not implemented for \'{t.dtype.short_name}\'')
     return _binary(Hypot, input, other)
 
 
@@ -830,8 +841,8 @@ def float_power_(self, exponent):
                            "operation's result requires dtype Double")
     if isinstance(exponent, _tensor.Tensor):
         exponent = exponent.to(float64)
-        return _inplace(P.PowTensor, self, (exponent,))
-    return _inplace(P.PowScalar, self, (), {"exponent": exponent})
+        return _into(P.PowTensor, self, (exponent,))
+    return _into(P.PowScalar, self, (), {"exponent": exponent})
 
 
 def _predicate(np_fn):
@@ -859,7 +870,7 @@ def _check_float_into(self, name):
 def _float_unary_inplace(name, op, function):
     def fn(self):
         _check_float_into(self, name)
-        return _inplace(op, self)
+        return _into(op, self)
 
     fn.__name__ = name
     return export(name, function=function)(fn)
@@ -867,7 +878,7 @@ def _float_unary_inplace(name, op, function):
 
 def _same_dtype_unary_inplace(name, op, function, attrs=None):
     def fn(self):
-        return _inplace(op, self, (), attrs)
+        return _into(op, self, (), attrs)
 
     fn.__name__ = name
     return export(name, function=function)(fn)
@@ -918,46 +929,46 @@ def _method(name):
 
 @export()
 def square_(self):
-    return _inplace(P.PowScalar, self, (), {"exponent": 2})
+    return _into(P.PowScalar, self, (), {"exponent": 2})
 
 
 @export()
 def logit_(self, eps=None):
     _check_float_into(self, "logit_")
-    return _inplace(Logit, self, (), {"eps": eps})
+    return _into(Logit, self, (), {"eps": eps})
 
 
 @export(function=False)
 def polygamma_(self, n):
     _check_float_into(self, "polygamma_")
-    return _inplace(PolygammaInplace, self, (), {"n": int(n)})
+    return _into(PolygammaInplace, self, (), {"n": int(n)})
 
 
 @export(function=False)
 def mvlgamma_(self, p):
     mvlgamma(self, p)  # its checks
-    return _inplace(Mvlgamma, self, (), {"p": int(p)})
+    return _into(Mvlgamma, self, (), {"p": int(p)})
 
 
 @export()
 def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
-    return _inplace(E.NanToNum, self, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
+    return _into(E.NanToNum, self, (), {"nan": nan, "posinf": posinf, "neginf": neginf})
 
 
 @export()
 def clamp_min_(self, min):
-    return _inplace(P.ClampMin, self, (), {"min": min})
+    return _into(P.ClampMin, self, (), {"min": min})
 
 
 @export()
 def clamp_max_(self, max):
-    return _inplace(P.ClampMax, self, (), {"max": max})
+    return _into(P.ClampMax, self, (), {"max": max})
 
 
 @export(function=False)
 def atan2_(self, other):
     _check_float_into(self, "atan2_")
-    return _inplace(E.Atan2, self, (other,))
+    return _into(E.Atan2, self, (other,))
 
 
 export("arctan2_", function=False)(atan2_)
@@ -968,8 +979,8 @@ def _mod_inplace(scalar_op, tensor_op):
         if isinstance(other, numbers.Number) and not isinstance(other, bool):
             if isinstance(other, float):
                 _check_float_into(self, fn.__name__)
-            return _inplace(scalar_op, self, (), {"other": other})
-        return _inplace(tensor_op, self, (other,))
+            return _into(scalar_op, self, (), {"other": other})
+        return _into(tensor_op, self, (other,))
 
     return fn
 
@@ -982,67 +993,67 @@ fmod_.__name__, remainder_.__name__ = "fmod_", "remainder_"
 @export(function=False)
 def lerp_(self, end, weight):
     if isinstance(weight, numbers.Number):
-        return _inplace(E.LerpScalar, self, (end,), {"weight": weight})
-    return _inplace(E.LerpTensor, self, (end, weight))
+        return _into(E.LerpScalar, self, (end,), {"weight": weight})
+    return _into(E.LerpTensor, self, (end, weight))
 
 
 @export(function=False)
 def addcmul_(self, tensor1, tensor2, *, value=1):
-    return _inplace(E.Addcmul, self, (tensor1, tensor2), {"value": value})
+    return _into(E.Addcmul, self, (tensor1, tensor2), {"value": value})
 
 
 @export(function=False)
 def addcdiv_(self, tensor1, tensor2, *, value=1):
-    return _inplace(E.Addcdiv, self, (tensor1, tensor2), {"value": value})
+    return _into(E.Addcdiv, self, (tensor1, tensor2), {"value": value})
 
 
 @export(function=False)
 def copysign_(self, other):
     _check_float_into(self, "copysign_")
     if isinstance(other, numbers.Number) and not isinstance(other, bool):
-        return _inplace(CopysignScalar, self, (), {"other": float(other)})
-    return _inplace(Copysign, self, (other,))
+        return _into(CopysignScalar, self, (), {"other": float(other)})
+    return _into(Copysign, self, (other,))
 
 
 @export(function=False)
 def hypot_(self, other):
-    return _inplace(Hypot, self, (other,))
+    return _into(Hypot, self, (other,))
 
 
 @export()
 def xlogy_(self, other):
     _check_float_into(self, "xlogy_")
     if not isinstance(other, _tensor.Tensor):
-        return _inplace(XlogyScalarOther, self, (), {"other": other})
-    return _inplace(Xlogy, self, (other,))
+        return _into(XlogyScalarOther, self, (), {"other": other})
+    return _into(Xlogy, self, (other,))
 
 
 @export()
 def ldexp_(self, other):
     _check_float_into(self, "ldexp_")
-    return _inplace(Ldexp, self, (other,))
+    return _into(Ldexp, self, (other,))
 
 
 @export(function=False)
 def cumsum_(self, dim, *, dtype=None):
-    return _inplace(E.Cumsum, self, (), {"dim": normalize_dim(dim, self.ndim), "dtype": self.dtype.np})
+    return _into(E.Cumsum, self, (), {"dim": normalize_dim(dim, self.ndim), "dtype": self.dtype.np})
 
 
 @export(function=False)
 def cumprod_(self, dim, *, dtype=None):
-    return _inplace(E.Cumprod, self, (), {"dim": normalize_dim(dim, self.ndim), "dtype": self.dtype.np})
+    return _into(E.Cumprod, self, (), {"dim": normalize_dim(dim, self.ndim), "dtype": self.dtype.np})
 
 
 @export(function=False)
 def tril_(self, diagonal=0):
     E._check_matrix("tril", self)
-    return _inplace(E.Tril, self, (), {"diagonal": diagonal})
+    return _into(E.Tril, self, (), {"diagonal": diagonal})
 
 
 @export(function=False)
 def triu_(self, diagonal=0):
     E._check_matrix("triu", self)
-    return _inplace(E.Triu, self, (), {"diagonal": diagonal})
+    return _into(E.Triu, self, (), {"diagonal": diagonal})
 
 
 # comparisons in place: ``x.eq_(y)`` writes 1/0 in x's dtype; the gradient is zero
@@ -1064,7 +1075,7 @@ def _comparison_inplace(name, np_fn):
 
     def fn(self, other):
         is_tensor = isinstance(other, _tensor.Tensor)
-        return _inplace(tensor_op if is_tensor else scalar_op, self, (other,))
+        return _into(tensor_op if is_tensor else scalar_op, self, (other,))
 
     fn.__name__ = name + "_"
     return export(name + "_", function=False)(fn)
@@ -1104,7 +1115,7 @@ def _overwrite(self, name, result):
     if data.dtype.kind == "f" and self.dtype.np.kind not in "fc":
         raise RuntimeError(f"result type {result.dtype.short_name} can't be cast to the desired output "
                            f"type {self.dtype.short_name}")
-    return _inplace(_Overwrite, self, (), {"value": data, "op": name})
+    return _into(_Overwrite, self, (), {"value": data, "op": name})
 
 
 def _overwriting(name, compute, function=False):
@@ -1205,3 +1216,9 @@ def transpose_(self, dim0, dim1):
 
 
 export("swapdims")(_shape().transpose)
+
+
+@export()
+def floor_divide(input, other):
+    """``torch.floor_divide``: the quotient rounded down (``x // y``); no gradient."""
+    return P.div(input, other, rounding_mode="floor")
