@@ -188,3 +188,126 @@ def test_counting_and_searching_match_pytorch(case):
 ])
 def test_reduction_errors_match_pytorch(call):
     assert _message(lambda: call(gradwalk)) == _message(lambda: call(torch))
+
+
+def _spd(t, a):
+    return a @ a.mT + 3 * t.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _lower(t, a):
+    return a.tril() + 3 * t.eye(a.shape[-1], dtype=a.dtype)
+
+
+LINALG = {
+    "det": (lambda t, a: t.det(a), [(3, 3)]),
+    "det of a batch": (lambda t, a: a.det(), [(2, 3, 3)]),
+    "linalg.det": (lambda t, a: t.linalg.det(a), [(3, 3)]),
+    "logdet": (lambda t, a: _spd(t, a).logdet(), [(3, 3)]),
+    "logdet of a negative determinant": (lambda t, a: t.logdet(a), [(3, 3)]),
+    "matrix_power 0": (lambda t, a: t.matrix_power(a, 0), [(3, 3)]),
+    "matrix_power 1": (lambda t, a: t.matrix_power(a, 1), [(3, 3)]),
+    "matrix_power 5": (lambda t, a: a.matrix_power(5), [(3, 3)]),
+    "matrix_power -2": (lambda t, a: t.linalg.matrix_power(a, -2), [(3, 3)]),
+    "matrix_exp": (lambda t, a: t.matrix_exp(a), [(3, 3)]),
+    "matrix_exp of a large batch": (lambda t, a: t.linalg.matrix_exp(a * 4), [(2, 4, 4)]),
+    "pinverse": (lambda t, a: t.pinverse(a), [(3, 3)]),
+    "pinv wide": (lambda t, a: t.linalg.pinv(a), [(3, 5)]),
+    "pinv tall": (lambda t, a: t.linalg.pinv(a), [(5, 3)]),
+    "cholesky": (lambda t, a: t.cholesky(_spd(t, a)), [(3, 3)]),
+    "cholesky upper": (lambda t, a: _spd(t, a).cholesky(upper=True), [(3, 3)]),
+    "linalg.cholesky": (lambda t, a: t.linalg.cholesky(_spd(t, a)), [(2, 3, 3)]),
+    "cholesky_ex": (lambda t, a: t.linalg.cholesky_ex(_spd(t, a)).L, [(3, 3)]),
+    "cholesky_solve": (lambda t, b, a: t.cholesky_solve(b, t.linalg.cholesky(_spd(t, a))), [(3, 2), (3, 3)]),
+    "cholesky_solve upper": (lambda t, b, a: b.cholesky_solve(t.linalg.cholesky(_spd(t, a)).mT, upper=True),
+                             [(3, 2), (3, 3)]),
+    "cholesky_inverse": (lambda t, a: t.cholesky_inverse(_lower(t, a)), [(3, 3)]),
+    "solve": (lambda t, a, b: t.linalg.solve(a, b), [(3, 3), (3, 2)]),
+    "solve a vector": (lambda t, a, b: t.linalg.solve(a, b), [(3, 3), (3,)]),
+    "solve on the right": (lambda t, a, b: t.linalg.solve(a, b, left=False), [(3, 3), (2, 3)]),
+    "solve a broadcast batch": (lambda t, a, b: t.linalg.solve(a, b), [(2, 3, 3), (3, 2)]),
+    "solve_triangular": (lambda t, a, b: t.linalg.solve_triangular(_lower(t, a), b, upper=False), [(3, 3), (3, 2)]),
+    "solve_triangular upper right": (lambda t, a, b: t.linalg.solve_triangular(_lower(t, a).mT, b, upper=True,
+                                                                               left=False), [(3, 3), (2, 3)]),
+    "solve_triangular unitriangular": (lambda t, a, b: t.linalg.solve_triangular(a, b, upper=True,
+                                                                                 unitriangular=True),
+                                       [(3, 3), (3, 2)]),
+    "triangular_solve": (lambda t, b, a: t.triangular_solve(b, _lower(t, a).mT), [(3, 2), (3, 3)]),
+    "triangular_solve transposed": (lambda t, b, a: b.triangular_solve(_lower(t, a), upper=False, transpose=True),
+                                    [(3, 2), (3, 3)]),
+    "triangular_solve's coefficient": (lambda t, b, a: t.triangular_solve(b, _lower(t, a))[1], [(3, 2), (3, 3)]),
+    "qr Q": (lambda t, a: t.linalg.qr(a)[0], [(5, 3)]),
+    "qr R": (lambda t, a: t.linalg.qr(a).R, [(5, 3)]),
+    "qr both": (lambda t, a: (lambda qr: qr.Q.sum() + qr.R.sum() * 2)(t.linalg.qr(a)), [(4, 4)]),
+    "torch.qr": (lambda t, a: t.qr(a)[0], [(4, 3)]),
+    "eigh eigenvalues": (lambda t, a: t.linalg.eigh(a + a.mT)[0], [(4, 4)]),
+    "eigh eigenvectors": (lambda t, a: t.linalg.eigh(a + a.mT)[1].abs(), [(4, 4)]),
+    "eigvalsh": (lambda t, a: t.linalg.eigvalsh(a + a.mT), [(2, 4, 4)]),
+    "svdvals": (lambda t, a: t.linalg.svdvals(a), [(4, 3)]),
+    "svd S": (lambda t, a: t.linalg.svd(a, full_matrices=False)[1], [(4, 3)]),
+    "svd U": (lambda t, a: t.linalg.svd(a, full_matrices=False)[0].abs(), [(4, 3)]),
+    "svd Vh wide": (lambda t, a: t.linalg.svd(a, full_matrices=False).Vh.abs(), [(3, 5)]),
+    "torch.svd": (lambda t, a: t.svd(a)[2].abs(), [(4, 3)]),
+    "multi_dot": (lambda t, a, b, c: t.linalg.multi_dot([a, b, c]), [(3,), (3, 4), (4, 2)]),
+    "vecdot": (lambda t, a, b: t.linalg.vecdot(a, b), [(3, 4), (3, 4)]),
+    "vander": (lambda t, a: t.linalg.vander(a), [(4,)]),
+    "cond": (lambda t, a: t.linalg.cond(a), [(3, 3)]),
+    "linalg.diagonal": (lambda t, a: t.linalg.diagonal(a, offset=1), [(3, 4)]),
+    "linalg.cross": (lambda t, a, b: t.linalg.cross(a, b), [(4, 3), (4, 3)]),
+    "inv_ex": (lambda t, a: t.linalg.inv_ex(a).inverse, [(3, 3)]),
+    "tensorsolve": (lambda t, a, b: t.linalg.tensorsolve(a.reshape(2, 3, 6), b), [(6, 6), (2, 3)]),
+    "lstsq": (lambda t, a, b: t.linalg.lstsq(a, b).solution, [(5, 3), (5, 2)]),
+    "linalg.matmul": (lambda t, a, b: t.linalg.matmul(a, b), [(5, 3), (3, 2)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.(cholesky|qr|svd|triangular_solve)")
+@pytest.mark.parametrize("case", LINALG)
+def test_linear_algebra_matches_pytorch(case):
+    f, shapes = LINALG[case]
+    _same(f, shapes)
+
+
+def test_matrix_rank_and_tensorinv_match_pytorch():
+    for t in (torch, gradwalk):
+        assert t.linalg.matrix_rank(t.ones(3, 3)).item() == 1
+    a = np.random.default_rng(0).standard_normal((8, 8))
+    np.testing.assert_allclose(gradwalk.linalg.tensorinv(gradwalk.tensor(a).reshape(4, 2, 2, 4)).numpy(),
+                               torch.linalg.tensorinv(torch.tensor(a).reshape(4, 2, 2, 4)).numpy())
+
+
+def test_a_singular_matrix_raises_linalg_error_as_pytorch():
+    with pytest.raises(gradwalk.linalg.LinAlgError) as caught:
+        gradwalk.linalg.solve(gradwalk.ones(3, 3), gradwalk.ones(3))
+    assert str(caught.value) == "torch.linalg.solve: The solver failed because the input matrix is singular."
+    assert isinstance(caught.value, RuntimeError)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.det(t.ones(2, 3)),
+    lambda t: t.linalg.det(t.ones(3)),
+    lambda t: t.det(t.ones(3, 3, dtype=t.int64)),
+    lambda t: t.linalg.cholesky(t.tensor([[1., 2], [2, 1]])),
+    lambda t: t.linalg.solve(t.eye(3), t.ones(2)),
+    lambda t: t.matrix_power(t.ones(2, 3), 2),
+    lambda t: t.linalg.solve_triangular(t.eye(3), t.ones(2, 2), upper=True),
+    lambda t: t.linalg.qr(t.ones(3, 3), mode="x"),
+    lambda t: t.linalg.eigh(t.ones(2, 3)),
+    lambda t: t.linalg.svd(t.ones(3)),
+    lambda t: t.linalg.multi_dot([t.ones(3)]),
+    lambda t: t.linalg.cross(t.ones(2, 4), t.ones(2, 4)),
+])
+def test_linear_algebra_errors_match_pytorch(call):
+    got, expected = _message(lambda: call(gradwalk)), _message(lambda: call(torch))
+    assert got[1] == expected[1] and issubclass(got[0], RuntimeError)
+
+
+def test_double_backward_through_det_and_cholesky_matches_pytorch():
+    a = np.random.default_rng(2).standard_normal((3, 3))
+    results = []
+    for t in (torch, gradwalk):
+        x = t.tensor(a, requires_grad=True)
+        y = t.linalg.cholesky(_spd(t, x)).sum() + t.det(x)
+        (g,) = t.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+        results.append(x.grad.numpy())
+    np.testing.assert_allclose(results[1], results[0], atol=1e-8)

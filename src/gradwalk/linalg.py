@@ -58,3 +58,15 @@ def slogdet(A):
     from .ops.linalg_inverse import linalg_slogdet
 
     return linalg_slogdet(A)
+
+
+# the rest of torch.linalg (ops/linalg_more.py)
+from .ops.linalg_more import (cholesky_ex, cond, eigh, eigvalsh, inv_ex, lstsq, matrix_rank,  # noqa: E402,F401
+                              multi_dot, solve_ex, solve_triangular, svdvals, tensorinv, tensorsolve,
+                              vander, vecdot)
+from .ops.linalg_more import det, matrix_exp, matrix_power  # noqa: E402,F401
+from .ops.linalg_more import (linalg_cholesky as cholesky, linalg_cross as cross,  # noqa: E402,F401
+                              linalg_diagonal as diagonal, linalg_pinv as pinv, linalg_qr as qr,
+                              linalg_solve as solve, svd_linalg as svd)
+from .ops.linalg import matmul  # noqa: E402,F401
+from .ops.linalg_inverse import LinAlgError  # noqa: E402,F401

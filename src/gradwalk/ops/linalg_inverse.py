@@ -12,6 +12,14 @@ from ._util import export
 from .core import Op, apply_op
 
 
+class LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError`` (``torch._C._LinAlgError``): a matrix the factorization or
+    solve cannot handle (singular, not positive-definite)."""
+
+
+LinAlgError.__name__ = LinAlgError.__qualname__ = "_LinAlgError"
+
+
 def _check_square(A, name):
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
@@ -30,7 +38,7 @@ class LinalgInv(Op):
         try:
             return np.asarray(np.linalg.inv(x), dtype=x.dtype)
         except np.linalg.LinAlgError:
-            raise RuntimeError("linalg.inv: The diagonal element 1 is zero, the inversion could not "
+            raise LinAlgError("linalg.inv: The diagonal element 1 is zero, the inversion could not "
                                "be completed because the input matrix is singular.") from None
 
     def save(ctx, x, out):
