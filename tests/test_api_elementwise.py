@@ -275,3 +275,26 @@ def test_shape_and_dtype_errors_match_torch():
         with pytest.raises(type(theirs.value)) as ours:
             fn(gradwalk)
         assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x, y: m.lgamma(x.abs()), lambda m, x, y: m.digamma(x.abs()), lambda m, x, y: m.logit(x.abs() / 3),
+    lambda m, x, y: m.hypot(x, y), lambda m, x, y: m.xlogy(x, y.abs()), lambda m, x, y: m.sinc(x),
+    lambda m, x, y: m.logaddexp2(x, y), lambda m, x, y: m.celu(x, 0.5), lambda m, x, y: m.selu(x),
+    lambda m, x, y: m.mvlgamma(x.abs() + 2, 2), lambda m, x, y: m.i0(x), lambda m, x, y: m.copysign(x, y),
+    lambda m, x, y: m.fmax(x, y) * x, lambda m, x, y: m.ldexp(x, y),
+])
+def test_double_backward_matches_torch(fn):
+    """create_graph=True: the gradient's own gradient, as torch's."""
+    def second(m):
+        x = m.tensor([0.3, -1.2, 2.0, 0.7], requires_grad=True)
+        y = m.tensor([1.5, 0.5, -2.0, 3.0], requires_grad=True)
+        grads = m.autograd.grad(fn(m, x, y).sum(), (x, y), create_graph=True, allow_unused=True)
+        total = sum((g * g).sum() for g in grads if g is not None)
+        return m.autograd.grad(total, (x, y), allow_unused=True)
+
+    for ours, theirs in zip(second(gradwalk), second(torch)):
+        if theirs is None:
+            assert ours is None
+        else:
+            assert_same(ours, theirs, rtol=1e-4, atol=1e-5)

@@ -236,11 +236,30 @@ class I0(Op):
         ctx.save(self=x)
 
     def backward(ctx, g):
-        x = ctx.self
-        return g * _tensor.Tensor._make(_special().i1(x._data).astype(x._data.dtype)),
+        return g * apply_op(I1, (ctx.self,)),
 
     def jvp(x, out, dx):
-        return dx * _tensor.Tensor._make(_special().i1(x._data).astype(x._data.dtype))
+        return dx * apply_op(I1, (x,))
+
+
+class I1(Op):
+    """The modified Bessel function of the first kind, order 1 (``torch.special.i1``): i0's
+    derivative. Its own is ``i0(x) - i1(x) / x`` (1/2 at 0), PyTorch's i1_backward."""
+
+    name = "SpecialI1Backward0"
+
+    def forward(x):
+        return _special().i1(x).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out):
+        ctx.save(self=x)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        x, r = ctx.self, ctx.result
+        with _errstate():
+            d = i0(x) - r / x
+        return g * _F().where(_mask(x._data == 0), 0.5, d),
 
 
 class Sgn(Op):
@@ -365,6 +384,13 @@ class RreluWithNoise(Op):
 
 # ---------------------------------------------------------------- two inputs
 
+def _copysign_self_backward(g, x, result):
+    """PyTorch's copysign_tensor_self_backward: ``grad * result / self``, 0 where ``self == 0``."""
+    with _errstate():
+        ratio = result / x
+    return g * _F().where(_mask(x._data == 0), 0.0, ratio)
+
+
 class Copysign(Op):
     name = "CopysignBackward0"
 
@@ -376,11 +402,7 @@ class Copysign(Op):
         ctx.save_result("result", out)
 
     def backward(ctx, g):
-        x = ctx.self  # copysign_tensor_self_backward: grad * result / self, 0 where self == 0
-        with _errstate():
-            ratio = _tensor.Tensor._make(np.where(x._data == 0, 0, ctx.result._data / x._data)
-                                         .astype(x._data.dtype))
-        return g * ratio, (g * 0.0 if ctx.needs_input_grad[1] else None)
+        return _copysign_self_backward(g, ctx.self, ctx.result), (g * 0.0 if ctx.needs_input_grad[1] else None)
 
     def jvp(x, y, out, dx, dy):
         with _errstate():
@@ -400,10 +422,7 @@ class CopysignScalar(Op):
         ctx.save_result("result", out)
 
     def backward(ctx, g):
-        x = ctx.self
-        with _errstate():
-            ratio = np.where(x._data == 0, 0, ctx.result._data / x._data).astype(x._data.dtype)
-        return g * _tensor.Tensor._make(ratio),
+        return _copysign_self_backward(g, ctx.self, ctx.result),
 
     def jvp(x, out, dx, other):
         with _errstate():
@@ -505,9 +524,11 @@ class Ldexp(Op):
     def backward(ctx, g):
         x, y = ctx.self, ctx.other
         need = ctx.needs_input_grad
+        if y.dtype.is_floating_point:  # input * pow(2, other): both differentiable
+            scale = _F().exp2(y)
+            return (g * scale if need[0] else None, g * x * scale * math.log(2.0) if need[1] else None)
         scale = _tensor.Tensor._make(np.asarray(_power_of_two(y._data)).astype(x._data.dtype))
-        return (g * scale if need[0] else None,
-                g * x * scale * math.log(2.0) if need[1] and y.dtype.is_floating_point else None)
+        return g * scale, None
 
     def jvp(x, y, out, dx, dy):
         return dx * _tensor.Tensor._make(np.asarray(_power_of_two(y._data)).astype(x._data.dtype))
@@ -686,22 +707,23 @@ def selu_(input):
     return _into(SeluInplace, input)
 
 
-def _rrelu_noise(input, lower, upper, training):
+def _rrelu_noise(input, lower, upper, training, generator=None):
     if not training:
         return (lower + upper) / 2
     from .random_ops import uniform_  # the default generator, as PyTorch's rrelu
 
-    return np.asarray(uniform_(_F().empty(input.shape, dtype=input.dtype), lower, upper)._data)
+    return np.asarray(uniform_(_F().empty(input.shape, dtype=input.dtype), lower, upper,
+                                generator=generator)._data)
 
 
 @export(method=False)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return apply_op(RreluWithNoise, (input,), {"noise": _rrelu_noise(input, lower, upper, training)})
+    return apply_op(RreluWithNoise, (input,), {"noise": _rrelu_noise(input, lower, upper, training, generator)})
 
 
 @export(method=False)
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return _into(RreluWithNoise, input, (), {"noise": _rrelu_noise(input, lower, upper, training)})
+    return _into(RreluWithNoise, input, (), {"noise": _rrelu_noise(input, lower, upper, training, generator)})
 
 
 @export(method=False)
