@@ -256,3 +256,72 @@ def test_queries_beside_torch():
         assert str(lib.asarray([1, 2]).dtype).endswith("int64")
     raises_like_torch(lambda t: t.tensor([1, 2]).is_nonzero())
     raises_like_torch(lambda t: t.tensor([]).is_nonzero())
+
+
+# ---------------------------------------------------------------- functional ops at the top level
+
+A = rng.standard_normal((4, 5))
+B = rng.standard_normal((4, 5))
+IMAGES = rng.standard_normal((2, 8, 3, 3))
+SIGNALS = rng.standard_normal((2, 3, 8))
+
+
+def test_pixel_shuffle_prelu_constant_pad():
+    run_beside_torch(lambda t, y: t.pixel_shuffle(y, 2), IMAGES)
+    run_beside_torch(lambda t, y: t.nn.functional.pixel_unshuffle(y, 3), IMAGES)
+    run_beside_torch(lambda t, a, w: t.prelu(a, w), A, np.array([0.2]))
+    run_beside_torch(lambda t, y, w: t.nn.functional.prelu(y, w), IMAGES, rng.standard_normal(8))
+    run_beside_torch(lambda t, a: t.constant_pad_nd(a, (1, 2)), A)
+    run_beside_torch(lambda t, a: t.constant_pad_nd(a, (1, -2, 0, 1), 3.0), A)
+    raises_like_torch(lambda t: t.pixel_shuffle(t.zeros(1, 3, 2, 2), 2))
+
+
+def test_one_d_pools_are_the_two_d_pools_between_unsqueeze_and_squeeze():
+    y = run_beside_torch(lambda t, z: t.max_pool1d(z, 2), SIGNALS)
+    assert y.grad_fn.next_functions[0][0].name() == "MaxPool2DWithIndicesBackward0"
+    run_beside_torch(lambda t, z: t.nn.functional.max_pool1d(z, 3, 2, 1), SIGNALS)
+    run_beside_torch(lambda t, z: t.avg_pool1d(z, 2), SIGNALS)
+    run_beside_torch(lambda t, z: t.adaptive_avg_pool1d(z, 3), SIGNALS)
+
+
+def test_similarities_and_kl_div_and_rms_norm():
+    run_beside_torch(lambda t, a, b: t.cosine_similarity(a, b), A, B)
+    run_beside_torch(lambda t, a, b: t.nn.functional.cosine_similarity(a, b, dim=0), A, B)
+    d = gw.pairwise_distance(gw.tensor(A), gw.tensor(B))  # (PyTorch's node: NormBackward1)
+    np.testing.assert_allclose(d.numpy(), torch.pairwise_distance(torch.tensor(A), torch.tensor(B)).numpy())
+    run_beside_torch(lambda t, a, b: t.kl_div(a, b.abs()), A, B)  # reduces nothing by default
+    run_beside_torch(lambda t, a, b: t.kl_div(a, b.abs(), 1), A, B)
+    run_beside_torch(lambda t, a, b: t.nn.functional.kl_div(a, b.abs(), reduction="batchmean"), A, B)
+    run_beside_torch(lambda t, a, b: t.nn.functional.kl_div(a, b, reduction="sum", log_target=True), A, B)
+    run_beside_torch(lambda t, a: t.rms_norm(a, (5,)), A)
+    run_beside_torch(lambda t, a, w: t.nn.functional.rms_norm(a, [5], w, 1e-3), A, B[0])
+
+
+@pytest.mark.parametrize("name", ["dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout"])
+def test_dropouts_draw_pytorchs_masks(name):
+    def drop(t, y):
+        t.manual_seed(3)
+        return getattr(t, name)(y, 0.4, True)
+
+    run_beside_torch(drop, IMAGES)
+
+
+def test_torch_forms_take_pytorchs_positional_arguments():
+    def drop_(t, a):
+        t.manual_seed(3)
+        return t.dropout_(a * 1, 0.4, True)
+
+    run_beside_torch(drop_, A)
+    run_beside_torch(lambda t, w: t.embedding(w, t.tensor([[0, 2], [3, 3]])), A)
+    run_beside_torch(lambda t, w: t.embedding(w, t.tensor([[0, 2], [3, 3]]), 3), A)
+    run_beside_torch(lambda t, a, w, b: t.layer_norm(a, (5,), w, b, 1e-5, False), A, B[0], B[1])
+    stats = (lambda t: t.zeros(8, dtype=t.float64), lambda t: t.ones(8, dtype=t.float64))
+    run_beside_torch(lambda t, y: t.batch_norm(y, None, None, stats[0](t), stats[1](t), True, 0.1, 1e-5, False),
+                     IMAGES)
+    run_beside_torch(lambda t, y: t.instance_norm(y, None, None, None, None, True, 0.1, 1e-5, False), IMAGES)
+    run_beside_torch(lambda t, y: t.max_pool2d(y, 2), IMAGES)
+    weight = rng.standard_normal((4, 8, 2, 2))
+    run_beside_torch(lambda t, y, w: t.conv2d(y, w, None, 1, 1), IMAGES, weight)
+    run_beside_torch(lambda t, y, w: t.conv_transpose2d(y, w), IMAGES, weight.reshape(8, 4, 2, 2))
+    target = 1 / (1 + np.exp(-B))
+    run_beside_torch(lambda t, a: t.binary_cross_entropy_with_logits(a, t.tensor(target), None, None, 2), A)
