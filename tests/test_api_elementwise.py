@@ -298,3 +298,19 @@ def test_double_backward_matches_torch(fn):
             assert ours is None
         else:
             assert_same(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_shifts_and_more_inplace_match_torch():
+    for m_dtype in ("int64", "int32", "uint8"):
+        a, at = both([1, 8, 5], m_dtype)
+        s, st = both([1, 2, 70], "int64")
+        assert_same(gradwalk.bitwise_left_shift(a, 2), torch.bitwise_left_shift(at, 2))
+        assert_same(a.bitwise_right_shift(s), at.bitwise_right_shift(st))
+        assert_same(a.clone().bitwise_left_shift_(s), at.clone().bitwise_left_shift_(st))
+    n, nt = both([-8, -1, 3], "int64")
+    assert_same(gradwalk.bitwise_right_shift(n, 65), torch.bitwise_right_shift(nt, 65))
+    x, xt = both([0.3, 0.6])
+    y, yt = both([1.3, 0.6])
+    assert_same(x.clone().igamma_(y), xt.clone().igamma_(yt))
+    assert_same(x.clone().igammac_(y), xt.clone().igammac_(yt))
+    assert_same(x.clone().nextafter_(y), xt.clone().nextafter_(yt))

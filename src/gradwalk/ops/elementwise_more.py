@@ -1244,3 +1244,52 @@ export("swapdims")(_shape().transpose)
 def floor_divide(input, other):
     """``torch.floor_divide``: the quotient rounded down (``x // y``); no gradient."""
     return P.div(input, other, rounding_mode="floor")
+
+
+@export(function=False)
+def igamma_(self, other):
+    return _into(E.Igamma, self, (other,))
+
+
+@export(function=False)
+def igammac_(self, other):
+    return _into(E.Igammac, self, (other,))
+
+
+@export(function=False)
+def nextafter_(self, other):
+    return _into(E.Nextafter, self, (other,))
+
+
+# ---------------------------------------------------------------- shifts (integers; no gradient)
+
+def _shift(name, input, other, left):
+    """PyTorch's shifts: a shift past the type's width gives 0 (left) or the sign (right)."""
+    a, b = as_tensor_arg(input), as_tensor_arg(other)
+    kernel = "lshift" if left else "rshift"
+    for t in (a, b):
+        if t.dtype.is_floating_point:
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for \'{t.dtype.short_name}\'')
+    dtype = result_dtype(a, b)
+    x, s = np.asarray(a._data).astype(dtype.np), np.asarray(b._data).astype(dtype.np)
+    bits = x.dtype.itemsize * 8
+    inside = np.clip(s, 0, bits - 1)
+    if left:
+        data = np.where(s >= bits, 0, np.left_shift(x, inside))
+    else:
+        data = np.where(s >= bits, np.where(x < 0, -1, 0), np.right_shift(x, inside))
+    return _no_grad_result(data, dtype)
+
+
+@export()
+def bitwise_left_shift(input, other):
+    return _shift("bitwise_left_shift", input, other, left=True)
+
+
+@export()
+def bitwise_right_shift(input, other):
+    return _shift("bitwise_right_shift", input, other, left=False)
+
+
+_overwriting("bitwise_left_shift", lambda self, other: bitwise_left_shift(self, _detached(other)))
+_overwriting("bitwise_right_shift", lambda self, other: bitwise_right_shift(self, _detached(other)))
