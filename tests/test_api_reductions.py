@@ -311,3 +311,34 @@ def test_double_backward_through_det_and_cholesky_matches_pytorch():
         g.sum().backward()
         results.append(x.grad.numpy())
     np.testing.assert_allclose(results[1], results[0], atol=1e-8)
+
+
+LU = {
+    "lu_factor": (lambda t, a: t.linalg.lu_factor(a).LU, [(4, 4)]),
+    "lu_factor_ex of a batch": (lambda t, a: t.linalg.lu_factor_ex(a)[0], [(2, 4, 4)]),
+    "torch.lu": (lambda t, a: t.lu(a)[0], [(4, 4)]),
+    "linalg.lu L": (lambda t, a: t.linalg.lu(a).L, [(4, 4)]),
+    "linalg.lu U": (lambda t, a: t.linalg.lu(a)[2], [(2, 4, 4)]),
+    "linalg.lu P": (lambda t, a: t.linalg.lu(a)[0], [(4, 4)]),
+    "lu_unpack": (lambda t, a: (lambda f: t.lu_unpack(*f)[1] + t.lu_unpack(*f)[2])(t.linalg.lu_factor(a)), [(4, 4)]),
+    "linalg.lu_solve": (lambda t, a, b: t.linalg.lu_solve(*t.linalg.lu_factor(a), b), [(4, 4), (4, 2)]),
+    "lu_solve adjoint": (lambda t, a, b: t.linalg.lu_solve(*t.linalg.lu_factor(a.detach()), b, adjoint=True),
+                         [(4, 4), (4, 2)]),
+    "torch.lu_solve": (lambda t, a, b: t.lu_solve(b, *t.lu(a)), [(4, 4), (4, 2)]),
+    "Tensor.lu_solve": (lambda t, a, b: b.lu_solve(*a.lu()), [(4, 4), (4, 2)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:torch.lu_solve")
+@pytest.mark.parametrize("case", LU)
+def test_lu_family_matches_pytorch(case):
+    f, shapes = LU[case]
+    _same(f, shapes)
+
+
+def test_lu_pivots_are_lapacks():
+    a = np.random.default_rng(0).standard_normal((4, 4))
+    expected = torch.linalg.lu_factor(torch.tensor(a)).pivots
+    got = gradwalk.linalg.lu_factor(gradwalk.tensor(a)).pivots
+    assert str(got.dtype) == "torch.int32"
+    assert got.tolist() == expected.tolist()

@@ -70,3 +70,5 @@ from .ops.linalg_more import (linalg_cholesky as cholesky, linalg_cross as cross
                               linalg_solve as solve, svd_linalg as svd)
 from .ops.linalg import matmul  # noqa: E402,F401
 from .ops.linalg_inverse import LinAlgError  # noqa: E402,F401
+from .ops.linalg_more import (linalg_lu as lu, linalg_lu_solve as lu_solve, lu_factor,  # noqa: E402,F401
+                              lu_factor_ex)

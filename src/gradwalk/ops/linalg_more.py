@@ -876,3 +876,194 @@ def lstsq(A, B, rcond=None, *, driver=None):
 def matrix_power_linalg(A, n):
     return matrix_power(A, n)
 
+
+
+# ---------------------------------------------------------------- LU
+
+def _lu_array(A):
+    """LAPACK's getrf: partial pivoting, unit lower L and U packed in one matrix, 1-based pivots
+    (square matrices; one column at a time, each step vectorised over the batch)."""
+    LU = np.array(A, dtype=A.dtype, copy=True)
+    n = LU.shape[-1]
+    batch = LU.reshape(-1, n, n)
+    pivots = np.zeros((batch.shape[0], n), np.int32)
+    rows = np.arange(batch.shape[0])
+    for k in range(n):
+        p = k + np.argmax(np.abs(batch[:, k:, k]), axis=1)
+        pivots[:, k] = p + 1
+        top, piv = batch[rows, k].copy(), batch[rows, p].copy()
+        batch[rows, k], batch[rows, p] = piv, top
+        diag = batch[:, k, k]
+        safe = np.where(diag == 0, 1, diag)
+        batch[:, k + 1:, k] /= safe[:, None]
+        batch[:, k + 1:, k + 1:] -= batch[:, k + 1:, k, None] * batch[:, k, None, k + 1:]
+    return LU, pivots.reshape(A.shape[:-2] + (n,))
+
+
+def _unpack_arrays(LU, pivots):
+    n = LU.shape[-1]
+    L = np.tril(LU, -1) + np.eye(n, dtype=LU.dtype)
+    U = np.triu(LU)
+    perm = np.broadcast_to(np.arange(n), pivots.shape).copy()
+    flat_perm, flat_piv = perm.reshape(-1, n), pivots.reshape(-1, n) - 1
+    for b in range(flat_perm.shape[0]):
+        for k in range(n):
+            j = flat_piv[b, k]
+            flat_perm[b, k], flat_perm[b, j] = flat_perm[b, j], flat_perm[b, k]
+    P = np.zeros(LU.shape, LU.dtype)
+    np.put_along_axis(P, perm[..., None], 1, axis=-1)  # row i of P A is row perm[i] of A
+    return _mT(P), L, U
+
+
+def _lu_backward(gL, gU, P, L, U):
+    """FunctionsManual's linalg_lu_backward (square A = P L U)."""
+    phi = (L.mH.matmul(gL)).tril(-1) if gL is not None else None
+    psi = gU.matmul(U.mH).triu() if gU is not None else None
+    inner = phi if psi is None else (psi if phi is None else phi + psi)
+    gR = solve_triangular(L.mH, inner, upper=True, left=True, unitriangular=True)
+    gA = solve_triangular(U.mH, gR, upper=False, left=False)
+    return P.matmul(gA)
+
+
+def _check_lu_square(A, name):
+    _check_matrix(A, name)
+    if A.shape[-1] != A.shape[-2]:
+        raise NotImplementedError(f"gradwalk's {name} supports square matrices; got "
+                                  f"{A.shape[-2]} by {A.shape[-1]}")
+
+
+class LinalgLuFactorEx(Op):
+    name = "LinalgLuFactorExBackward0"
+    saves_attrs = ("pivot",)
+
+    def forward(A, pivot):
+        LU, pivots = _lu_array(A)
+        return LU, pivots, np.zeros(A.shape[:-2], np.int32)
+
+    def save(ctx, A, out, pivot):
+        ctx.save_result("LU", out[0])
+        ctx.save(pivots=out[1])
+
+    def backward(ctx, gLU, g_pivots=None, g_info=None):
+        LU = ctx.LU
+        P, L, U = (_make(a) for a in _unpack_arrays(LU._data, ctx.pivots._data))
+        return _lu_backward(gLU.tril(-1), gLU.triu(), P, L, U),
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    from .. import return_types
+
+    _check_lu_square(A, "linalg.lu_factor")
+    LU, pivots, info = apply_op(LinalgLuFactorEx, (A,), {"pivot": pivot})
+    return return_types.linalg_lu_factor_ex(LU, pivots, info)
+
+
+def lu_factor(A, *, pivot=True):
+    from .. import return_types
+
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return return_types.linalg_lu_factor(LU, pivots)
+
+
+class LinalgLu(Op):
+    name = "LinalgLuBackward0"
+    saves_attrs = ("pivot",)
+
+    def forward(A, pivot):
+        return _unpack_arrays(*_lu_array(A))
+
+    def save(ctx, A, out, pivot):
+        ctx.save(P=out[0])
+        ctx.save_result("L", out[1])
+        ctx.save_result("U", out[2])
+
+    def backward(ctx, gP, gL=None, gU=None):
+        return _lu_backward(gL, gU, ctx.P, ctx.L, ctx.U),
+
+
+def linalg_lu(A, *, pivot=True):
+    from .. import return_types
+
+    _check_lu_square(A, "linalg.lu")
+    P, L, U = apply_op(LinalgLu, (A,), {"pivot": pivot})
+    return return_types.linalg_lu(P.detach(), L, U)
+
+
+class LuUnpack(Op):
+    name = "LuUnpackBackward0"
+
+    def forward(LU, pivots, unpack_data, unpack_pivots):
+        return _unpack_arrays(LU, pivots)
+
+    def save(ctx, LU, out, pivots, unpack_data, unpack_pivots):
+        pass
+
+    def backward(ctx, gP, gL=None, gU=None):
+        parts = [g for g in ((gL.tril(-1) if gL is not None else None),
+                             (gU.triu() if gU is not None else None)) if g is not None]
+        return (parts[0] if len(parts) == 1 else parts[0] + parts[1]) if parts else None,
+
+
+@export(method=False)
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    from .. import return_types
+
+    _check_lu_square(LU_data, "lu_unpack")
+    P, L, U = apply_op(LuUnpack, (LU_data,), {"pivots": LU_pivots._data, "unpack_data": unpack_data,
+                                              "unpack_pivots": unpack_pivots})
+    return return_types.lu_unpack(P.detach(), L, U)
+
+
+class LinalgLuSolve(Op):
+    name = "LinalgLuSolveBackward0"
+    saves_attrs = ("left", "adjoint")
+
+    def forward(LU, B, pivots, left, adjoint):
+        P, L, U = _unpack_arrays(LU, pivots)
+        A = P @ L @ U
+        if adjoint:
+            A = _mT(A)
+        X = np.linalg.solve(A, B) if left else _mT(np.linalg.solve(_mT(A), _mT(B)))
+        return X.astype(LU.dtype, copy=False)
+
+    def save(ctx, LU, B, out, pivots, left, adjoint):
+        ctx.save(LU=LU)
+        ctx.save_result("result", out)
+        ctx._attrs["pivots"] = pivots
+
+    def backward(ctx, gX):
+        LU, X, a = ctx.LU, ctx.result, ctx._attrs
+        need = ctx.needs_input_grad
+        gLU = None
+        if need[0]:
+            if not a["left"] or a["adjoint"]:
+                raise NotImplementedError("gradwalk: the derivative of lu_solve with respect to LU is "
+                                          "implemented for left=True, adjoint=False")
+            # gA = -A^-H gX X^H with A = P L U: P^T gA = L^-H gR, gR = U^-H (-gX X^H); then
+            # gL = (P^T gA U^H).tril(-1), gU = (L^H P^T gA).triu() = gR.triu()
+            L = _make(np.tril(LU._data, -1) + np.eye(LU.shape[-1], dtype=LU._data.dtype))
+            U = LU.triu()
+            gR = solve_triangular(U.mH, -gX.matmul(X.mH), upper=False)
+            gL = solve_triangular(L.mH, gR.matmul(U.mH), upper=True, left=True, unitriangular=True).tril(-1)
+            gLU = gL + gR.triu()
+        gB = None
+        if need[1]:
+            gB = apply_op(LinalgLuSolve, (LU, gX), {"pivots": a["pivots"], "left": a["left"],
+                                                    "adjoint": not a["adjoint"]})
+        return gLU, gB
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    _check_lu_square(LU, "linalg.lu_solve")
+    return apply_op(LinalgLuSolve, (LU, B), {"pivots": pivots._data, "left": left, "adjoint": adjoint})
+
+
+@export()
+def lu_solve(input, LU_data, LU_pivots):
+    return linalg_lu_solve(LU_data, LU_pivots, input)
+
+
+@export()
+def lu(input, pivot=True, get_infos=False):
+    factor = lu_factor_ex(input, pivot=pivot)
+    return (factor.LU, factor.pivots, factor.info) if get_infos else (factor.LU, factor.pivots)

@@ -248,7 +248,7 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return _inplace_product(Addmm, self, mat1, mat2, (mat1.shape[0], mat2.shape[1]), alpha, beta)
 
 
-@export(function=False)
+@export()
 def addmv_(self, mat, vec, *, beta=1, alpha=1):
     _check_addmv(self, mat, vec)
     return _inplace_product(Addmv, self, mat, vec, (mat.shape[0],), alpha, beta)
