@@ -329,7 +329,7 @@ LU = {
 }
 
 
-@pytest.mark.filterwarnings("ignore:torch.lu_solve")
+@pytest.mark.filterwarnings("ignore:torch.lu")
 @pytest.mark.parametrize("case", LU)
 def test_lu_family_matches_pytorch(case):
     f, shapes = LU[case]

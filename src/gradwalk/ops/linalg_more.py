@@ -305,6 +305,11 @@ class TriangularSolve(Op):
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     from .. import return_types
 
+    _deprecated("triangular_solve", "torch.triangular_solve is deprecated in favor of "
+                "torch.linalg.solve_triangularand will be removed in a future PyTorch release.\n"
+                "torch.linalg.solve_triangular has its arguments reversed and does not return a copy of one of "
+                "the inputs.\nX = torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
+                "torch.linalg.solve_triangular(A, B).")
     if input.ndim < 2 or A.ndim < 2:
         raise RuntimeError("torch.triangular_solve: Expected b to have at least 2 dimensions, but it has "
                            f"{input.ndim} dimensions instead" if input.ndim < 2 else
@@ -384,14 +389,19 @@ def linalg_cholesky(A, *, upper=False):
     return cholesky_ex(A, upper=upper).L
 
 
-_warned_cholesky = False
+_warned = set()  # PyTorch's TORCH_WARN_ONCE: each deprecated name warns once per process
+
+
+def _deprecated(name, message):
+    if name not in _warned:
+        _warned.add(name)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 @export()
 def cholesky(input, upper=False):
-    global _warned_cholesky
-    if not _warned_cholesky:
-        _warned_cholesky = True
+    if "cholesky" not in _warned:
+        _warned.add("cholesky")
         warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in "
                       "a future PyTorch release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
                       "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be replaced "
@@ -582,6 +592,10 @@ def linalg_qr(A, mode="reduced"):
 def qr(input, some=True):
     from .. import return_types
 
+    _deprecated("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future PyTorch "
+                "release.\nThe boolean parameter 'some' has been replaced with a string parameter 'mode'.\nQ, R = "
+                "torch.qr(A, some)\nshould be replaced with\nQ, R = torch.linalg.qr(A, 'reduced' if some else "
+                "'complete')")
     Q, R = linalg_qr(input, "reduced" if some else "complete")
     return return_types.qr(Q, R)
 
@@ -1060,10 +1074,18 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
 @export()
 def lu_solve(input, LU_data, LU_pivots):
+    _deprecated("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed "
+                "in a future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
     return linalg_lu_solve(LU_data, LU_pivots, input)
 
 
 @export()
 def lu(input, pivot=True, get_infos=False):
+    _deprecated("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / torch.linalg.lu_factor_ex and "
+                "will be removed in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\nshould "
+                "be replaced with\nLU, pivots = torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info "
+                "= torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                "torch.linalg.lu_factor_ex(A, compute_pivots)")
     factor = lu_factor_ex(input, pivot=pivot)
     return (factor.LU, factor.pivots, factor.info) if get_infos else (factor.LU, factor.pivots)
