@@ -325,3 +325,12 @@ def test_torch_forms_take_pytorchs_positional_arguments():
     run_beside_torch(lambda t, y, w: t.conv_transpose2d(y, w), IMAGES, weight.reshape(8, 4, 2, 2))
     target = 1 / (1 + np.exp(-B))
     run_beside_torch(lambda t, a: t.binary_cross_entropy_with_logits(a, t.tensor(target), None, None, 2), A)
+
+
+def test_group_norm():
+    y = run_beside_torch(lambda t, x: t.group_norm(x, 4), IMAGES)
+    assert (y.grad_fn._saved_N, y.grad_fn._saved_C, y.grad_fn._saved_HxW, y.grad_fn._saved_group) == (2, 8, 9, 4)
+    run_beside_torch(lambda t, x, w, b: t.nn.functional.group_norm(x, 2, w, b), IMAGES, rng.standard_normal(8),
+                     rng.standard_normal(8))
+    run_beside_torch(lambda t, x, w: t.group_norm(x.reshape(2, 8, 9), 8, w), IMAGES, rng.standard_normal(8))
+    raises_like_torch(lambda t: t.group_norm(t.zeros(2, 6, 3), 4))

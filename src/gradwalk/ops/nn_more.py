@@ -149,6 +149,75 @@ def constant_pad_nd(input, pad, value=0):
     return apply_op(ConstantPadNd, (input,), {"pad": tuple(pad), "value": value})
 
 
+class NativeGroupNorm(Op):
+    """``group_norm``: each sample's channels cut into ``group`` groups, each group normalized
+    by its own mean and variance, then scaled and shifted per channel (ATen's
+    ``native_group_norm``; gradwalk keeps only its first output)."""
+
+    name = "NativeGroupNormBackward0"
+    saves_attrs = ("N", "C", "HxW", "group", "eps")
+
+    def forward(x, *affine, N, C, HxW, group, eps, has_weight, has_bias):
+        xg = x.reshape(N, group, -1)
+        mean = xg.mean(axis=2, keepdims=True)
+        rstd = 1 / np.sqrt(((xg - mean) ** 2).mean(axis=2, keepdims=True) + eps)
+        out = ((xg - mean) * rstd).reshape(N, C, -1)
+        if has_weight:
+            out = out * affine[0].reshape(1, C, 1)
+        if has_bias:
+            out = out + affine[-1].reshape(1, C, 1)
+        return out.reshape(x.shape).astype(x.dtype, copy=False)
+
+    def save(ctx, x, *affine, out, N, C, HxW, group, eps, has_weight, has_bias):
+        ctx.save(input=x, weight=affine[0] if has_weight else None)
+        ctx._attrs["affine"] = (has_weight, has_bias)
+
+    def backward(ctx, g):
+        """``native_group_norm_backward``: with x_hat the normalized input and dy = g * weight,
+        dx = rstd * (dy - mean(dy) - x_hat * mean(dy * x_hat)) over each group."""
+        a = ctx._attrs
+        n, c, group, eps = a["N"], a["C"], a["group"], a["eps"]
+        has_weight, has_bias = a["affine"]
+        x, w = ctx._unpacked("input"), ctx._unpacked("weight")
+        xg = x.reshape(n, group, -1)
+        mean = xg.mean(2, keepdim=True)
+        rstd = ((xg - mean) ** 2).mean(2, keepdim=True).add(eps).rsqrt()
+        x_hat = ((xg - mean) * rstd).reshape(n, c, -1)
+        g3 = g.reshape(n, c, -1)
+        dy = g3 * w.reshape(1, c, 1) if has_weight else g3
+        dyg, xhg = dy.reshape(n, group, -1), x_hat.reshape(n, group, -1)
+        dx = (rstd * (dyg - dyg.mean(2, keepdim=True) - xhg * (dyg * xhg).mean(2, keepdim=True))).reshape(x.shape)
+        grads = [dx if ctx.needs_input_grad[0] else None]
+        if has_weight:
+            grads.append((g3 * x_hat).sum((0, 2)))
+        if has_bias:
+            grads.append(g3.sum((0, 2)))
+        return tuple(grads)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input "
+                           f"of shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in "
+                               f"input, but got {name} of shape {list(t.shape)} and input of shape "
+                               f"{list(input.shape)}")
+    affine = tuple(t for t in (weight, bias) if t is not None)
+    attrs = {"N": n, "C": c, "HxW": input.numel() // max(n * c, 1), "group": num_groups, "eps": eps,
+             "has_weight": weight is not None, "has_bias": bias is not None}
+    return apply_op(NativeGroupNorm, (input,) + affine, attrs)
+
+
+@export("group_norm", method=False)
+def torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return group_norm(input, num_groups, weight, bias, eps)
+
+
 # ---------------------------------------------------------------- composites
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
