@@ -334,3 +334,26 @@ def test_group_norm():
                      rng.standard_normal(8))
     run_beside_torch(lambda t, x, w: t.group_norm(x.reshape(2, 8, 9), 8, w), IMAGES, rng.standard_normal(8))
     raises_like_torch(lambda t: t.group_norm(t.zeros(2, 6, 3), 4))
+
+
+def test_conv1d_and_conv_transpose1d():
+    weight = rng.standard_normal((4, 3, 3))
+    y = run_beside_torch(lambda t, z, w: t.conv1d(z, w), SIGNALS, weight)
+    assert y.grad_fn._saved_stride == (1,) and len(y.grad_fn.next_functions) == 3  # (the bias edge)
+    run_beside_torch(lambda t, z, w, b: t.nn.functional.conv1d(z, w, b, 2, 1, 2), SIGNALS, weight,
+                     rng.standard_normal(4))
+    run_beside_torch(lambda t, z, w: t.nn.functional.conv1d(z, w, groups=3, padding="same"), SIGNALS,
+                     rng.standard_normal((6, 1, 3)))
+    run_beside_torch(lambda t, z, w: t.conv1d(z[0], w), SIGNALS, weight)  # unbatched
+    weight_t = rng.standard_normal((3, 2, 3))
+    run_beside_torch(lambda t, z, w: t.conv_transpose1d(z, w), SIGNALS, weight_t)
+    run_beside_torch(lambda t, z, w, b: t.nn.functional.conv_transpose1d(z, w, b, 2, 1, 1), SIGNALS, weight_t,
+                     rng.standard_normal(2))
+    # create_graph: the gradient of a gradient, as PyTorch's
+    sums = []
+    for lib in (torch, gw):
+        x, w = lib.tensor(SIGNALS, requires_grad=True), lib.tensor(weight, requires_grad=True)
+        g, = lib.autograd.grad(lib.conv1d(x, w).sum(), x, create_graph=True)
+        (g ** 2).sum().backward()
+        sums.append(w.grad.numpy())
+    np.testing.assert_allclose(sums[1], sums[0], rtol=1e-12)

@@ -218,6 +218,121 @@ def torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn
     return group_norm(input, num_groups, weight, bias, eps)
 
 
+def _single(v):
+    return (int(v[0]) if isinstance(v, (tuple, list)) else int(v),)
+
+
+def _as_2d(attrs):
+    """A 1-d convolution's arguments as those of the 2-d one over a height of 1."""
+    return {"stride": (1,) + attrs["stride"], "padding": (0,) + attrs["padding"],
+            "dilation": (1,) + attrs["dilation"], "groups": attrs["groups"]}
+
+
+class Convolution1d(Op):
+    """``conv1d``: the 2-d convolution's arrays over a height of 1, under the same one node
+    (``ConvolutionBackward0``, as PyTorch's; its backward is the 2-d ``convolution_backward``)."""
+
+    name = "ConvolutionBackward0"
+    saves_attrs = ("stride", "padding", "dilation", "groups")
+
+    def forward(x, w, b=None, *, stride, padding, dilation, groups):
+        from .nn_ops import Convolution
+
+        return Convolution.forward(x[:, :, None, :], w[:, :, None, :], b,
+                                   **_as_2d(locals()))[:, :, 0, :]
+
+    def save(ctx, x, w, b=None, *, out, stride, padding, dilation, groups):
+        ctx.save(input=x, weight=w)
+
+    def backward(ctx, g):
+        from .nn_ops import ConvolutionBackward
+
+        need = ctx.needs_input_grad
+        grads = apply_op(ConvolutionBackward, (g.unsqueeze(2), ctx.input.unsqueeze(2), ctx.weight.unsqueeze(2)),
+                         dict(_as_2d(ctx._attrs), output_mask=need))
+        gx, gw, gb = (t if n else None for t, n in zip(grads, need))
+        return (gx.squeeze(2) if gx is not None else None, gw.squeeze(2) if gw is not None else None, gb)
+
+
+@export(method=False)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    squeeze = input.ndim == 2
+    if squeeze:
+        input = input.unsqueeze(0)
+    if input.ndim != 3:
+        raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: "
+                           f"{list(input.shape)}")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
+                           f"{input.shape[1]} channels instead")
+    stride, dilation = _single(stride), _single(dilation)
+    if isinstance(padding, str):
+        padding = (0,) if padding == "valid" else (dilation[0] * (weight.shape[2] - 1) // 2,)
+    attrs = {"stride": stride, "padding": _single(padding), "dilation": dilation, "groups": groups}
+    out = apply_op(Convolution1d, (input, weight) if bias is None else (input, weight, bias), attrs)
+    node = out.grad_fn
+    if bias is None and node is not None:  # aten::convolution's bias edge, as in nn_ops.convolution
+        node.next_functions += ((None, 0),)
+        node.needs_input_grad += (False,)
+    return out.squeeze(0) if squeeze else out
+
+
+class ConvTranspose1d(Op):
+    """``conv_transpose1d``: the 2-d transposed convolution's arrays over a height of 1."""
+
+    name = "ConvolutionBackward0"
+    saves_attrs = ("stride", "padding", "dilation", "groups", "output_padding")
+
+    def forward(x, w, b=None, *, stride, padding, dilation, groups, output_padding, out_shape):
+        from .pooling import ConvTranspose
+
+        a = _as_2d(locals())
+        return ConvTranspose.forward(x[:, :, None, :], w[:, :, None, :], b, **a, output_padding=(0,) + output_padding,
+                                     out_shape=out_shape[:2] + (1,) + out_shape[2:])[:, :, 0, :]
+
+    def save(ctx, x, w, b=None, *, out, **attrs):
+        ctx.save(input=x, weight=w)
+        ctx._attrs["transposed"] = True
+
+    def backward(ctx, g):
+        from .nn_ops import conv_weight_grad
+
+        a = ctx._attrs
+        need = ctx.needs_input_grad
+        gx = conv1d(g, ctx.weight, None, a["stride"], a["padding"], a["dilation"], a["groups"]) if need[0] else None
+        gw = None
+        if need[1]:
+            gw = conv_weight_grad(g.unsqueeze(2), ctx.input.unsqueeze(2), ctx.weight.unsqueeze(2).shape,
+                                  _as_2d(a)).squeeze(2)
+        gb = g.sum((0, 2)) if len(need) > 2 and need[2] else None
+        return gx, gw, gb
+
+
+@export(method=False)
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    squeeze = input.ndim == 2
+    if squeeze:
+        input = input.unsqueeze(0)
+    if input.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected input"
+                           f"{list(input.shape)} to have {weight.shape[0]} channels, but got {input.shape[1]} "
+                           "channels instead")
+    stride, padding, dilation, output_padding = (_single(stride), _single(padding), _single(dilation),
+                                                 _single(output_padding))
+    n, _, length = input.shape
+    k = weight.shape[2]
+    out_len = (length - 1) * stride[0] - 2 * padding[0] + dilation[0] * (k - 1) + output_padding[0] + 1
+    attrs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups,
+             "output_padding": output_padding, "out_shape": (n, weight.shape[1] * groups, out_len)}
+    out = apply_op(ConvTranspose1d, (input, weight) if bias is None else (input, weight, bias), attrs)
+    node = out.grad_fn
+    if bias is None and node is not None:
+        node.next_functions += ((None, 0),)
+        node.needs_input_grad += (False,)
+    return out.squeeze(0) if squeeze else out
+
+
 # ---------------------------------------------------------------- composites
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
