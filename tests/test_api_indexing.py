@@ -357,3 +357,20 @@ def test_conv1d_and_conv_transpose1d():
         (g ** 2).sum().backward()
         sums.append(w.grad.numpy())
     np.testing.assert_allclose(sums[1], sums[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 1.5, float("inf"), 0.0])
+def test_cdist_and_pdist(p):
+    rows, others = rng.standard_normal((6, 4)), rng.standard_normal((5, 4))
+    run_beside_torch(lambda t, a, b: t.cdist(a, b, p), rows, others)
+    run_beside_torch(lambda t, a: t.pdist(a, p), rows)
+    run_beside_torch(lambda t, a: t.nn.functional.pdist(a, p), rows)
+
+
+def test_cdist_takes_the_matrix_product_path_as_pytorch():
+    many, others = rng.standard_normal((30, 4)), rng.standard_normal((5, 4))
+    y = run_beside_torch(lambda t, a, b: t.cdist(a, b), many, others)  # ViewBackward0 of EuclideanDistBackward0
+    assert y.grad_fn.next_functions[0][0].name() == "EuclideanDistBackward0"
+    run_beside_torch(lambda t, a, b: t.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), others, others)
+    run_beside_torch(lambda t, a, b: t.cdist(a.reshape(2, 15, 4), b), many, others)
+    raises_like_torch(lambda t: t.cdist(t.zeros(3, 4), t.zeros(2, 3)))

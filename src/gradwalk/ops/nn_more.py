@@ -333,6 +333,139 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return out.squeeze(0) if squeeze else out
 
 
+def _pnorm_of_diff(diff, p):
+    """The p-norm of ``diff`` over its last axis (arrays), as ATen's cdist kernels."""
+    a = np.abs(diff)
+    if p == 0:
+        return (a != 0).sum(-1).astype(diff.dtype)
+    if p == 1:
+        return a.sum(-1)
+    if p == 2:
+        return np.sqrt((a * a).sum(-1))
+    if math.isinf(p):
+        return a.max(-1, initial=0)
+    return (a ** p).sum(-1) ** (1 / p)
+
+
+def _pnorm_grad(g, diff, dist, p):
+    """d dist / d diff times ``g`` (tensors): ``_cdist_backward``'s cases."""
+    from . import functions as F
+
+    if p == 0:
+        return F.zeros_like(diff)
+    if p == 1:
+        return g.unsqueeze(-1) * diff.sign()
+    d = dist.unsqueeze(-1)
+    if math.isinf(p):
+        hit = (diff.abs() == d).to(diff.dtype)
+        return g.unsqueeze(-1) * diff.sign() * hit
+    if p < 2:
+        ratio = diff.sign() * diff.abs().pow(p - 1) / d.pow(p - 1)
+    else:
+        ratio = diff * diff.abs().pow(p - 2) / d.pow(p - 1)
+    return g.unsqueeze(-1) * ratio.masked_fill(d == 0, 0)
+
+
+class Cdist(Op):
+    name = "CdistBackward0"
+    saves_attrs = ("p",)
+
+    def forward(x1, x2, p):
+        return _pnorm_of_diff(x1[..., :, None, :] - x2[..., None, :, :], p).astype(x1.dtype, copy=False)
+
+    def save(ctx, x1, x2, out, p):
+        ctx.save(x1=x1, x2=x2)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        x1, x2, dist = ctx._unpacked("x1"), ctx._unpacked("x2"), ctx._unpacked("result")
+        term = _pnorm_grad(g, x1.unsqueeze(-2) - x2.unsqueeze(-3), dist, ctx._attrs["p"])
+        return (term.sum(-2) if ctx.needs_input_grad[0] else None,
+                -term.sum(-3) if ctx.needs_input_grad[1] else None)
+
+
+class EuclideanDist(Op):
+    """ATen's ``_euclidean_dist``: distances from one matrix product (cdist's path for p=2 with
+    more than 25 rows on a side): ``sqrt(clamp(|x1|^2 - 2 x1.x2 + |x2|^2, 0))``."""
+
+    name = "EuclideanDistBackward0"
+
+    def forward(x1, x2):
+        n1 = (x1 ** 2).sum(-1, keepdims=True)
+        n2 = (x2 ** 2).sum(-1, keepdims=True)
+        a = np.concatenate([x1 * -2, n1, np.ones_like(n1)], -1)
+        b = np.concatenate([x2, np.ones_like(n2), n2], -1)
+        return np.sqrt(np.maximum(a @ np.swapaxes(b, -1, -2), 0))
+
+    def save(ctx, x1, x2, out):
+        ctx.save(x1=x1, x2=x2)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        x1, x2, res = ctx._unpacked("x1"), ctx._unpacked("x2"), ctx._unpacked("result")
+        ratio = (g / res).masked_fill(res == 0, 0)
+        return (x1 * ratio.sum(-1, keepdim=True) - ratio.matmul(x2),
+                x2 * ratio.sum(-2).unsqueeze(-1) - ratio.transpose(-1, -2).matmul(x1))
+
+
+@export(method=False)
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X{1 if x1.ndim < 2 else 2} got: "
+                           f"{min(x1.ndim, x2.ndim)}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: "
+                           f"{x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    modes = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode in (None, "use_mm_for_euclid_dist_if_necessary") and (r1 > 25 or r2 > 25)))
+    batch = np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    if tuple(x1.shape[:-2]) != batch:
+        x1 = x1.expand(*batch, *x1.shape[-2:])
+    if tuple(x2.shape[:-2]) != batch:
+        x2 = x2.expand(*batch, *x2.shape[-2:])
+    if mm:
+        return apply_op(EuclideanDist, (x1, x2)).view(*batch, r1, r2)
+    return apply_op(Cdist, (x1, x2), {"p": float(p)})
+
+
+class Pdist(Op):
+    """``pdist``: the distances between the rows of a matrix, pair (i, j) for i < j in order."""
+
+    name = "PdistBackward0"
+    saves_attrs = ("p",)
+
+    def forward(x, p):
+        i, j = np.triu_indices(x.shape[0], 1)
+        return _pnorm_of_diff(x[i] - x[j], p).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, p):
+        ctx.save(self=x)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        from . import functions as F
+
+        x, dist = ctx._unpacked("self"), ctx._unpacked("result")
+        i, j = (F.tensor(k) for k in np.triu_indices(x.shape[0], 1))
+        term = _pnorm_grad(g, x.index_select(0, i) - x.index_select(0, j), dist, ctx._attrs["p"])
+        return F.zeros_like(x).index_add(0, i, term).index_add(0, j, -term),
+
+
+@export(method=False)
+def pdist(input, p=2):
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply_op(Pdist, (input,), {"p": float(p)})
+
+
 # ---------------------------------------------------------------- composites
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
