@@ -342,3 +342,41 @@ def test_lu_pivots_are_lapacks():
     got = gradwalk.linalg.lu_factor(gradwalk.tensor(a)).pivots
     assert str(got.dtype) == "torch.int32"
     assert got.tolist() == expected.tolist()
+
+
+DISTANCES_AND_NORMS = {
+    "cdist": (lambda t, a, b: t.cdist(a, b), [(4, 3), (5, 3)]),
+    "cdist p=1": (lambda t, a, b: t.cdist(a, b, p=1), [(4, 3), (5, 3)]),
+    "cdist p=3 batched": (lambda t, a, b: t.cdist(a, b, p=3), [(2, 4, 3), (2, 5, 3)]),
+    "cdist p=inf": (lambda t, a, b: t.cdist(a, b, p=float("inf")), [(4, 3), (5, 3)]),
+    "cdist through mm (more than 25 rows)": (lambda t, a, b: t.cdist(a, b), [(30, 3), (5, 3)]),
+    "cdist use_mm_for_euclid_dist": (lambda t, a, b: t.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+                                     [(2, 4, 3), (2, 5, 3)]),
+    "pdist": (lambda t, a: t.pdist(a), [(5, 3)]),
+    "pdist p=1": (lambda t, a: t.pdist(a, p=1), [(5, 3)]),
+    "matrix_norm nuc": (lambda t, a: t.linalg.matrix_norm(a, "nuc"), [(4, 3)]),
+    "matrix_norm 2 keepdim": (lambda t, a: t.linalg.matrix_norm(a, 2, dim=(0, 2), keepdim=True), [(4, 2, 3)]),
+    "matrix_norm -2": (lambda t, a: t.linalg.matrix_norm(a, -2), [(4, 3)]),
+    "matrix_norm 1": (lambda t, a: t.linalg.matrix_norm(a, 1), [(4, 3)]),
+    "matrix_norm -inf keepdim": (lambda t, a: t.linalg.matrix_norm(a, -float("inf"), dim=(0, 2), keepdim=True),
+                                 [(4, 2, 3)]),
+    "linalg.norm inf": (lambda t, a: t.linalg.norm(a, float("inf")), [(4, 3)]),
+    "nuclear_norm": (lambda t, a: t.nuclear_norm(a), [(4, 3)]),
+}
+
+
+@pytest.mark.filterwarnings("ignore:at::nuclear_norm")
+@pytest.mark.parametrize("case", DISTANCES_AND_NORMS)
+def test_distances_and_matrix_norms_match_pytorch(case):
+    f, shapes = DISTANCES_AND_NORMS[case]
+    _same(f, shapes)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.cdist(t.ones(3), t.ones(3)),
+    lambda t: t.cdist(t.ones(2, 3), t.ones(2, 4)),
+    lambda t: t.cdist(t.ones(2, 3), t.ones(2, 3), p=-1),
+    lambda t: t.pdist(t.ones(2, 3, 3)),
+])
+def test_distance_errors_match_pytorch(call):
+    assert _message(lambda: call(gradwalk)) == _message(lambda: call(torch))

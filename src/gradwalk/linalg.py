@@ -27,7 +27,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):  # no
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if ord != "fro":
-        raise NotImplementedError(f"gradwalk's linalg.matrix_norm supports ord='fro', not {ord!r}")
+        from .ops.linalg_more import matrix_norm_ord
+
+        return matrix_norm_ord(A if dtype is None else A.to(dtype), ord, dim, keepdim)
     return vector_norm(A, 2, dim, keepdim, dtype=dtype)
 
 

@@ -788,7 +788,7 @@ def cond(A, p=None):
         s = svdvals(A)
         s_max, s_min = s.narrow(-1, 0, 1), s.narrow(-1, s.shape[-1] - 1, 1)
         return (s_min / s_max if p == -2 else s_max / s_min).squeeze(-1)
-    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+    return (matrix_norm(A, p) * matrix_norm(inv(A), p)).nan_to_num(float("inf"))  # singular: inf
 
 
 def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
@@ -1089,3 +1089,42 @@ def lu(input, pivot=True, get_infos=False):
                 "torch.linalg.lu_factor_ex(A, compute_pivots)")
     factor = lu_factor_ex(input, pivot=pivot)
     return (factor.LU, factor.pivots, factor.info) if get_infos else (factor.LU, factor.pivots)
+
+
+# ---------------------------------------------------------------- matrix norms other than Frobenius
+
+def matrix_norm_ord(A, ord, dim=(-2, -1), keepdim=False):  # noqa: A002
+    """ATen's linalg_matrix_norm for 'nuc', +-2 (singular values), +-1 and +-inf (column and row
+    sums of absolute values)."""
+    from ..linalg import vector_norm
+
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {' '.join(str(d) for d in dim)}")
+    d0, d1 = normalize_dim(dim[0], A.ndim), normalize_dim(dim[1], A.ndim)
+    if ord == "nuc" or ord in (2, -2):
+        rest = [i for i in range(A.ndim) if i not in (d0, d1)]
+        perm = rest + [d0, d1]
+        s = svdvals(A.permute(perm))
+        result = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            reverse = [perm.index(i) for i in range(A.ndim)]
+            result = result.unsqueeze(-1).unsqueeze(-1).permute(reverse)
+        return result
+    if ord not in (1, -1, float("inf"), -float("inf")):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if abs(ord) == float("inf"):
+        d0, d1 = d1, d0
+    if not keepdim and d0 < d1:
+        d1 -= 1
+    sums = vector_norm(A, 1.0, d0, keepdim)
+    return sums.amax(d1, keepdim) if ord > 0 else sums.amin(d1, keepdim)
+
+
+@export(method=False)
+def nuclear_norm(input, dim=None, keepdim=False):
+    _deprecated("nuclear_norm", "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will "
+                "be removed in a future PyTorch release. Please use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` "
+                "instead")
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim)
+        dim, keepdim = None, dim
+    return matrix_norm_ord(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)

@@ -365,3 +365,132 @@ def kron(input, other):
     product = input.reshape(a_view) * other.reshape(b_view)
     shape = tuple(sa * sb for sa, sb in zip(a_shape, b_shape))
     return apply_op(UnsafeView, (product,), {"shape": shape, "self_sym_sizes": product.shape})
+
+
+# ---------------------------------------------------------------- distances
+
+def _pnorm_grad(diff, dist, p):
+    """d ||diff||_p / d diff, with ATen's conventions: 0 where the distance is 0, p=0 has none."""
+    if p == 0:
+        return diff * 0
+    if p == 1:
+        return diff.sign()
+    safe = dist.masked_fill(dist == 0, 1)
+    if p == 2:
+        return (diff / safe).masked_fill(dist == 0, 0)
+    if p == float("inf"):
+        return diff.sign() * (diff.abs() == dist)
+    return (diff.sign() * diff.abs() ** (p - 1) / safe ** (p - 1)).masked_fill(dist == 0, 0)
+
+
+def _pnorm(diff, p):
+    a = np.abs(diff)
+    if p == 0:
+        return (a != 0).sum(-1).astype(diff.dtype)
+    if p == float("inf"):
+        return a.max(-1) if a.shape[-1] else a.sum(-1)
+    if p == 1:
+        return a.sum(-1)
+    if p == 2:
+        return np.sqrt((a * a).sum(-1))
+    return (a ** p).sum(-1) ** (1.0 / p)
+
+
+class Cdist(Op):
+    name = "CdistBackward0"
+    saves_attrs = ("p",)
+
+    def forward(x1, x2, p):
+        return _pnorm(x1[..., :, None, :] - x2[..., None, :, :], p).astype(x1.dtype, copy=False)
+
+    def save(ctx, x1, x2, out, p):
+        ctx.save(x1=x1, x2=x2)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        x1, x2, dist, p = ctx.x1, ctx.x2, ctx.result, ctx._attrs["p"]
+        need = ctx.needs_input_grad
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (.., r1, r2, m)
+        pg = _pnorm_grad(diff, dist.unsqueeze(-1), p) * g.unsqueeze(-1)
+        g1 = pg.sum(-2) if need[0] else None
+        g2 = -pg.sum(-3) if need[1] else None
+        if g1 is not None and tuple(g1.shape) != tuple(x1.shape):
+            g1 = g1.sum_to_size(x1.shape)
+        if g2 is not None and tuple(g2.shape) != tuple(x2.shape):
+            g2 = g2.sum_to_size(x2.shape)
+        return g1, g2
+
+
+def _euclidean_dist(x1, x2):
+    """ATen's _euclidean_dist: one matmul of padded inputs, ``|a|^2 - 2 a.b + |b|^2``."""
+    from .functions import cat
+
+    x1_norm = x1.pow(2).sum(-1, True)
+    x2_norm = x2.pow(2).sum(-1, True)
+    x1_ = cat([x1.mul(-2), x1_norm, x1_norm.new_ones(x1_norm.shape)], -1)
+    x2_ = cat([x2, x2_norm.new_ones(x2_norm.shape), x2_norm], -1)
+    result = x1_.matmul(x2_.mT)
+    return result.clamp_(min=1e-30).sqrt_()
+
+
+@export(method=False)
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    if x1.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X2 got: {x2.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if not x1.dtype.is_floating_point:
+        raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {x1.dtype.short_name}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    modes = {None: 0, "use_mm_for_euclid_dist_if_necessary": 0, "use_mm_for_euclid_dist": 1,
+             "donot_use_mm_for_euclid_dist": 2}
+    if compute_mode not in modes:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = modes[compute_mode]
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    if p == 2 and (mode == 1 or (mode == 0 and (r1 > 25 or r2 > 25))):
+        batch = tuple(np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
+        a = x1.expand(*batch, r1, x1.shape[-1]).reshape(-1, r1, x1.shape[-1]) if batch else x1
+        b = x2.expand(*batch, r2, x2.shape[-1]).reshape(-1, r2, x2.shape[-1]) if batch else x2
+        return _euclidean_dist(a, b).view(*batch, r1, r2)
+    return apply_op(Cdist, (x1, x2), {"p": float(p)})
+
+
+class Pdist(Op):
+    name = "PdistBackward0"
+    saves_attrs = ("p",)
+
+    def forward(x, p):
+        i, j = np.triu_indices(x.shape[0], 1)
+        return _pnorm(x[i] - x[j], p).astype(x.dtype, copy=False)
+
+    def save(ctx, x, out, p):
+        ctx.save(self=x)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        from .functions import zeros
+
+        x, dist, p = ctx.self, ctx.result, ctx._attrs["p"]
+        n = x.shape[0]
+        i, j = np.triu_indices(n, 1)
+        from ..tensor import Tensor
+
+        ii, jj = Tensor._make(i.astype(np.int64)), Tensor._make(j.astype(np.int64))
+        pg = _pnorm_grad(x[ii] - x[jj], dist.unsqueeze(-1), p) * g.unsqueeze(-1)
+        grad = zeros(x.shape, dtype=x.dtype)
+        return grad.index_add(0, ii, pg).index_add(0, jj, -pg),
+
+
+@export(method=False)
+def pdist(input, p=2):
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    return apply_op(Pdist, (input,), {"p": float(p)})
