@@ -453,4 +453,5 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 # (ops/nn_more.py: PyTorch's composites and one-node ops that were missing here)
 from ..ops.nn_more import (adaptive_avg_pool1d, alpha_dropout, avg_pool1d, cosine_similarity,  # noqa: E402,F401
                            feature_alpha_dropout, kl_div, max_pool1d, pairwise_distance, pixel_shuffle,
-                           pixel_unshuffle, prelu, rms_norm, group_norm, conv1d, conv_transpose1d, pdist)
+                           pixel_unshuffle, prelu, rms_norm, group_norm, conv1d, conv_transpose1d)
+from ..ops.products import pdist  # noqa: E402,F401
