@@ -373,3 +373,37 @@ def test_cdist_takes_the_matrix_product_path_as_pytorch():
     run_beside_torch(lambda t, a, b: t.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), others, others)
     run_beside_torch(lambda t, a, b: t.cdist(a.reshape(2, 15, 4), b), many, others)
     raises_like_torch(lambda t: t.cdist(t.zeros(3, 4), t.zeros(2, 3)))
+
+
+# ---------------------------------------------------------------- forward mode
+
+def jvp_beside_torch(fn, *arrays):
+    results = []
+    for lib in (torch, gw):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            duals = [fw.make_dual(lib.tensor(a), lib.tensor(0.5 + 0.1 * a)) for a in arrays]
+            primal, tangent = fw.unpack_dual(fn(lib, *duals))
+            results.append((primal.numpy().copy(), tangent.numpy().copy()))
+    (p_t, t_t), (p_g, t_g) = results
+    np.testing.assert_allclose(p_g, p_t)
+    np.testing.assert_allclose(t_g, t_t, rtol=1e-10, atol=1e-12)
+
+
+def test_forward_mode_tangents():
+    index = np.array([[0, 1, 2, 0], [2, 2, 1, 0]])
+    jvp_beside_torch(lambda t, x, s: x.scatter_add(0, t.tensor(index), s[:2]), X, S)
+    jvp_beside_torch(lambda t, x, s: x.index_add(1, t.tensor([0, 2]), s[:, :2], alpha=2), X, S)
+    jvp_beside_torch(lambda t, x, s: x.index_copy(1, t.tensor([3, 1]), s[:, :2]), X, S)
+    jvp_beside_torch(lambda t, x: x.index_fill(1, t.tensor([3, 1]), 2.5), X)
+    jvp_beside_torch(lambda t, x, s: x.masked_scatter(t.tensor(X > 0), s), X, S)
+    jvp_beside_torch(lambda t, x, s: t.select_scatter(x, s[0], 0, 1), X, S)
+    jvp_beside_torch(lambda t, x, s: t.slice_scatter(x, s[:, :2], 1, 1, None, 2), X, S)
+    jvp_beside_torch(lambda t, x, s: t.diagonal_scatter(x, s[0, :3], 1), X, S)
+    jvp_beside_torch(lambda t, x: x.unfold(1, 2, 1), X)
+    jvp_beside_torch(lambda t, x: x.rot90(1), X)
+    jvp_beside_torch(lambda t, x: x.diag_embed(), X)
+    jvp_beside_torch(lambda t, y: t.pixel_shuffle(y, 2), IMAGES)
+    jvp_beside_torch(lambda t, y: t.nn.functional.pixel_unshuffle(y, 3), IMAGES)
+    jvp_beside_torch(lambda t, x: t.constant_pad_nd(x, (1, -2, 0, 1), 3.0), X)
+    jvp_beside_torch(lambda t, x, w: t.prelu(x, w), X, np.array([0.3]))

@@ -63,6 +63,9 @@ class ScatterAddSrc(Op):
         gsrc = apply_op(Gather, (g,), {"dim": a["dim"], "index": a["index"]}) if ctx.needs_input_grad[1] else None
         return g, gsrc
 
+    def jvp(x, src, out, dx, dsrc, dim, index):
+        return apply_op(ScatterAddSrc, (dx, dsrc), {"dim": dim, "index": index})
+
 
 _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
@@ -296,6 +299,9 @@ class IndexAdd(Op):
                 gsrc = gsrc * a["alpha"]
         return g, gsrc
 
+    def jvp(x, source, out, dx, dsource, dim, index, alpha):
+        return apply_op(IndexAdd, (dx, dsource), {"dim": dim, "index": index, "alpha": alpha})
+
 
 class IndexCopy(Op):
     name = "IndexCopyBackward0"
@@ -323,6 +329,9 @@ class IndexCopy(Op):
             gsrc = picked.reshape(a["source_shape"])
         return gx, gsrc
 
+    def jvp(x, source, out, dx, dsource, dim, index):
+        return apply_op(IndexCopy, (dx, dsource), {"dim": dim, "index": index})
+
 
 class IndexFill(Op):
     """``x.index_fill(dim, index, value)`` with a number (``IndexFillBackward0``)."""
@@ -345,6 +354,9 @@ class IndexFill(Op):
     def backward(ctx, g):
         return g.index_fill(ctx._attrs["dim"], ctx._attrs["index"], 0),
 
+    def jvp(x, out, dx, dim, index, value):
+        return apply_op(IndexFill, (dx,), {"dim": dim, "index": index, "value": 0})
+
 
 class IndexFillTensor(Op):
     """``x.index_fill(dim, index, value)`` with a 0-dim tensor value (``IndexFillBackward1``)."""
@@ -365,6 +377,9 @@ class IndexFillTensor(Op):
         if ctx.needs_input_grad[1]:
             gv = (g.index_select(a["dim"], a["index"]) if g.ndim else g).sum()
         return gx, gv
+
+    def jvp(x, value, out, dx, dvalue, dim, index):
+        return apply_op(IndexFillTensor, (dx, dvalue), {"dim": dim, "index": index})
 
 
 @export()
@@ -484,6 +499,9 @@ class MaskedScatter(Op):
             gsrc = picked.reshape(a["source_shape"])
         return gx, gsrc
 
+    def jvp(x, source, out, dx, dsource, mask):
+        return apply_op(MaskedScatter, (dx, dsource), {"mask": mask})
+
 
 def _masked_scatter(input, mask, source, inplace):
     if mask.dtype.name != "bool":
@@ -531,6 +549,9 @@ class SelectScatter(Op):
         gx = g.select_scatter(F.zeros_like(gsrc), a["dim"], a["index"]) if ctx.needs_input_grad[0] else None
         return gx, (gsrc if ctx.needs_input_grad[1] else None)
 
+    def jvp(x, src, out, dx, dsrc, dim, index):
+        return apply_op(SelectScatter, (dx, dsrc), {"dim": dim, "index": index})
+
 
 class SliceScatter(Op):
     name = "SliceScatterBackward0"
@@ -549,6 +570,9 @@ class SliceScatter(Op):
         if ctx.needs_input_grad[0]:
             gx = g.slice_scatter(F.zeros_like(gsrc), a["dim"], a["start"], a["end"], a["step"])
         return gx, (gsrc if ctx.needs_input_grad[1] else None)
+
+    def jvp(x, src, out, dx, dsrc, dim, start, end, step):
+        return apply_op(SliceScatter, (dx, dsrc), {"dim": dim, "start": start, "end": end, "step": step})
 
 
 class DiagonalScatter(Op):
@@ -570,6 +594,9 @@ class DiagonalScatter(Op):
         if ctx.needs_input_grad[0]:
             gx = g.diagonal_scatter(F.zeros_like(gsrc), a["offset"], a["dim1"], a["dim2"])
         return gx, (gsrc if ctx.needs_input_grad[1] else None)
+
+    def jvp(x, src, out, dx, dsrc, offset, dim1, dim2):
+        return apply_op(DiagonalScatter, (dx, dsrc), {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
 def _check_scatter_src(name, expected, src):

@@ -42,6 +42,9 @@ class PixelShuffle(Op):
     def backward(ctx, g):
         return pixel_unshuffle(g, ctx._attrs["upscale_factor"]),
 
+    def jvp(x, out, dx, upscale_factor):
+        return pixel_shuffle(dx, upscale_factor)
+
 
 class PixelUnshuffle(Op):
     name = "PixelUnshuffleBackward0"
@@ -57,6 +60,9 @@ class PixelUnshuffle(Op):
 
     def backward(ctx, g):
         return pixel_shuffle(g, ctx._attrs["downscale_factor"]),
+
+    def jvp(x, out, dx, downscale_factor):
+        return pixel_unshuffle(dx, downscale_factor)
 
 
 @export(method=False)
@@ -111,6 +117,11 @@ class Prelu(Op):
         gw = F.where(positive, 0.0, x * g).sum_to_size(w.shape) if ctx.needs_input_grad[1] else None
         return gx, gw
 
+    def jvp(x, w, out, dx, dw):
+        from . import functions as F
+
+        return F.where(x > 0, dx, w * dx + dw * x)
+
 
 @export()
 def prelu(input, weight):
@@ -136,6 +147,9 @@ class ConstantPadNd(Op):
 
     def backward(ctx, g):
         return constant_pad_nd(g, [-p for p in ctx._attrs["pad"]]),
+
+    def jvp(x, out, dx, pad, value):
+        return constant_pad_nd(dx, pad, 0)
 
 
 @export(method=False)

@@ -119,6 +119,9 @@ class Unfold(Op):
         return apply_op(UnfoldBackward, (g,), {"input_sizes": a["self_sym_sizes"], "dim": a["dimension"],
                                                "size": a["size"], "step": a["step"]}),
 
+    def jvp(x, out, dx, dimension, size, step, self_sym_sizes):
+        return dx.unfold(dimension, size, step)
+
 
 class UnfoldBackward(Op):
     name = "UnfoldBackwardBackward0"
@@ -136,6 +139,9 @@ class UnfoldBackward(Op):
     def backward(ctx, gg):
         a = ctx._attrs
         return gg.unfold(a["dim"], a["size"], a["step"]),
+
+    def jvp(g, out, dg, input_sizes, dim, size, step):
+        return apply_op(UnfoldBackward, (dg,), {"input_sizes": input_sizes, "dim": dim, "size": size, "step": step})
 
 
 @export(function=False)
@@ -287,6 +293,9 @@ class Rot90(Op):
     def backward(ctx, g):
         a = ctx._attrs
         return g.rot90(-a["k"], a["dims"]),
+
+    def jvp(x, out, dx, k, dims):
+        return dx.rot90(k, dims)
 
 
 @export()
@@ -472,6 +481,9 @@ class DiagEmbed(Op):
     def backward(ctx, g):
         a = ctx._attrs
         return g.diagonal(a["offset"], a["dim1"], a["dim2"]),
+
+    def jvp(x, out, dx, offset, dim1, dim2):
+        return apply_op(DiagEmbed, (dx,), {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
 @export()
