@@ -8,8 +8,9 @@ the same MKL release (PyPI ``mkl==2024.2.0``) gives PyTorch's bits; the NumPy co
 path when MKL is missing.
 
 The library is loaded on first use, never by ``import gradwalk``. ``GRADWALK_NO_MKL=1`` in the
-environment, a missing ``mkl`` distribution or any failure to load it gives ``None`` from
-``library()``, and every caller then runs its NumPy path.
+environment, a missing ``mkl`` distribution (or another release than 2024.2: other releases
+round otherwise) or any failure to load it gives ``None`` from ``library()``, and every caller
+then runs its NumPy path.
 
 Threads change the bits of large products (MKL splits k between threads), so MKL runs as in
 PyTorch: its GNU OpenMP threading layer (PyTorch's wheel uses libgomp) with PyTorch's thread
@@ -60,6 +61,15 @@ def _candidates():
         yield os.path.join(prefix, "lib", "libmkl_rt.so.2")
 
 
+PYTORCH_MKL = "Intel(R) oneAPI Math Kernel Library Version 2024.2"  # what PyTorch 2.13 links
+
+
+def _version(lib):
+    buffer = ctypes.create_string_buffer(256)
+    lib.MKL_Get_Version_String(buffer, len(buffer))
+    return buffer.value.decode(errors="replace")
+
+
 def _default_threads():
     """PyTorch's intra-op default: ``OMP_NUM_THREADS``, overridden by ``MKL_NUM_THREADS``, else
     the number of physical cores (``TaskThreadPoolBase::defaultNumThreads``: cpuinfo's cores)."""
@@ -101,6 +111,8 @@ def _load():
         if os.path.exists(path):
             path = os.path.realpath(path)
             lib = ctypes.CDLL(path)
+            if not _version(lib).startswith(PYTORCH_MKL):
+                continue  # another release rounds otherwise: the NumPy paths are nearer
             lib.MKL_Set_Threading_Layer.argtypes = [ctypes.c_int]
             lib.MKL_Set_Num_Threads.argtypes = [ctypes.c_int]
             _threaded = _load_gnu_layer(os.path.dirname(path))
