@@ -869,7 +869,7 @@ def float_power_(self, exponent):
 
 def _predicate(np_fn):
     def fn(input):
-        return _tensor.Tensor._make(np.asarray(np_fn(input._data)))
+        return E._make(np_fn(input._data))  # (a meta tensor's result stays on the meta device)
 
     return fn
 
