@@ -421,16 +421,33 @@ class Cdist(Op):
         return g1, g2
 
 
-def _euclidean_dist(x1, x2):
-    """ATen's _euclidean_dist: one matmul of padded inputs, ``|a|^2 - 2 a.b + |b|^2``."""
-    from .functions import cat
+class EuclideanDist(Op):
+    """ATen's _euclidean_dist: one matmul of padded inputs, ``|a|^2 - 2 a.b + |b|^2``, clamped
+    at 1e-30 and square-rooted (what cdist runs for p=2 past 25 rows); backward is
+    FunctionsManual's _euclidean_dist_backward."""
 
-    x1_norm = x1.pow(2).sum(-1, True)
-    x2_norm = x2.pow(2).sum(-1, True)
-    x1_ = cat([x1.mul(-2), x1_norm, x1_norm.new_ones(x1_norm.shape)], -1)
-    x2_ = cat([x2, x2_norm.new_ones(x2_norm.shape), x2_norm], -1)
-    result = x1_.matmul(x2_.mT)
-    return result.clamp_(min=1e-30).sqrt_()
+    name = "EuclideanDistBackward0"
+
+    def forward(x1, x2):
+        n1 = (x1 * x1).sum(-1, keepdims=True)
+        n2 = (x2 * x2).sum(-1, keepdims=True)
+        a = np.concatenate([x1 * -2, n1, np.ones_like(n1)], -1)
+        b = np.concatenate([x2, np.ones_like(n2), n2], -1)
+        return np.sqrt(np.maximum(np.matmul(a, np.swapaxes(b, -1, -2)), 1e-30)).astype(x1.dtype, copy=False)
+
+    def save(ctx, x1, x2, out):
+        ctx.save(x1=x1, x2=x2)
+        ctx.save_result("result", out)
+
+    def backward(ctx, g):
+        x1, x2, res = ctx.x1, ctx.x2, ctx.result
+        ratio = (g / res).masked_fill(res == 0, 0)
+        return (x1 * ratio.sum(-1, True) - ratio.matmul(x2),
+                x2 * ratio.sum(-2).unsqueeze(-1) - ratio.mT.matmul(x1))
+
+
+def _euclidean_dist(x1, x2):
+    return apply_op(EuclideanDist, (x1, x2))
 
 
 @export(method=False)
