@@ -423,7 +423,7 @@ class Cdist(Op):
 
 class EuclideanDist(Op):
     """ATen's _euclidean_dist: one matmul of padded inputs, ``|a|^2 - 2 a.b + |b|^2``, clamped
-    at 1e-30 and square-rooted (what cdist runs for p=2 past 25 rows); backward is
+    at 0 and square-rooted (what cdist runs for p=2 past 25 rows); backward is
     FunctionsManual's _euclidean_dist_backward."""
 
     name = "EuclideanDistBackward0"
@@ -433,7 +433,7 @@ class EuclideanDist(Op):
         n2 = (x2 * x2).sum(-1, keepdims=True)
         a = np.concatenate([x1 * -2, n1, np.ones_like(n1)], -1)
         b = np.concatenate([x2, np.ones_like(n2), n2], -1)
-        return np.sqrt(np.maximum(np.matmul(a, np.swapaxes(b, -1, -2)), 1e-30)).astype(x1.dtype, copy=False)
+        return np.sqrt(np.maximum(np.matmul(a, np.swapaxes(b, -1, -2)), 0)).astype(x1.dtype, copy=False)
 
     def save(ctx, x1, x2, out):
         ctx.save(x1=x1, x2=x2)
