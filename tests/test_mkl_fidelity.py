@@ -276,3 +276,30 @@ def test_add_with_alpha_and_sgd_steps_are_fused_as_in_torch():
         p0 = rng.standard_normal((7, 33)).astype(np.float32)
         g0 = (rng.standard_normal((7, 33)) * 10).astype(np.float32)
         assert same_bits(steps(gradwalk, p0, g0, **options), steps(torch, p0, g0, **options)), options
+
+
+def test_small_products_take_numpys_blas_only_where_it_gives_mkls_bits():
+    # a minibatch's products (32x30 @ 30x200, ...) run one NumPy BLAS call where that call gives
+    # MKL's bits (_float32_kernels.chain_is_mkl); checked here beside MKL and PyTorch
+    from gradwalk.ops import _float32_kernels as k32
+    from gradwalk.ops.linalg import _mm
+
+    rng = np.random.default_rng(7)
+    taken = 0
+    for trial in range(400):
+        m, k, n = (int(v) for v in rng.integers((16, 1, 16), (200, 257, 200)))
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        if trial % 3 == 1:
+            a = np.asfortranarray(a)
+        elif trial % 3 == 2:
+            b = np.asfortranarray(b)
+        if not k32.chain_is_mkl(a, b):
+            continue
+        taken += 1
+        ours = _mm(a, b)
+        assert same_bits(ours, _mkl.gemm(a, b)), (m, k, n, trial % 3)
+        assert same_bits(ours, torch.from_numpy(a).mm(torch.from_numpy(b)).numpy()), (m, k, n, trial % 3)
+    assert taken > 50
+    strided = rng.standard_normal((64, 60)).astype(np.float32)[:, ::2]
+    assert not k32.chain_is_mkl(strided, rng.standard_normal((30, 40)).astype(np.float32))

@@ -667,6 +667,21 @@ def _other_kernel(a, b):
     return k >= 24 * m or (k <= 8 and b.shape[1] <= 8)
 
 
+def chain_is_mkl(a, b):
+    """True where ``matmul`` gives MKL's own bits through one NumPy BLAS call: at least 16 rows
+    and 16 columns, k <= 256, not too large, each operand in rows or in columns (measured: equal
+    to ``cblas_sgemm`` over ~900 random products in those layouts, and to PyTorch on 1 and 2
+    threads; a strided operand goes to MKL, whose copy of it is ATen's). There it costs NumPy's
+    call (~1 us) instead of the MKL call through ctypes (~6 us): the small products of a
+    minibatch step."""
+    m, k = a.shape
+    n = b.shape[1]
+    af, bf = a.flags, b.flags
+    return (m >= 16 and n >= 16 and k <= CHAIN_MAX_K and m * k * n <= CHAIN_MAX_WORK
+            and (af.c_contiguous or af.f_contiguous) and (bf.c_contiguous or bf.f_contiguous)
+            and not _other_kernel(a, b) and _blas_runs_chain())
+
+
 def matmul(a, b):
     """``a @ b`` for 2-D float32 arrays with PyTorch's bits where its kernel is known (see above)."""
     m, k = a.shape

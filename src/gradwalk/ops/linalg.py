@@ -53,6 +53,8 @@ def _mm(a, b):
     """``a @ b`` of two matrices: MKL's ``cblas_?gemm`` when MKL is installed (the library and
     call PyTorch makes: its bits, float32 and float64); else float32 through
     ``_float32_kernels.matmul`` (an imitation of MKL's order of operations) and NumPy's BLAS."""
+    if a.dtype is _F32 and b.dtype is _F32 and _k32.chain_is_mkl(a, b):
+        return _k32.matmul(a, b)  # MKL's bits at NumPy's call cost (small products)
     out = _mkl.gemm(a, b)
     if out is not None:
         return out
