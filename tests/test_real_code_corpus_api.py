@@ -9,7 +9,7 @@ import pytest
 import torch  # noqa: F401  (real PyTorch: these tests fail without it)
 
 import gradwalk
-from parity import assert_same, assert_same_error, assert_same_output, raised_by, run_both
+from parity import assert_same, assert_same_error, assert_same_output, run_both
 
 
 # ---------------------------------------------------------------- torch.save of a whole model
@@ -117,9 +117,16 @@ def test_cross_differentiates():
     assert_same(gw["a"].grad, pt["a"].grad)
 
 
-def test_svd_under_autograd_names_what_is_missing():
-    error = raised_by("gradwalk", "torch.svd(torch.ones(2, 2, requires_grad=True))")
-    assert isinstance(error, NotImplementedError) and "svd" in str(error)
+def test_svd_under_autograd_gives_pytorchs_node_and_gradient():
+    gw, pt = run_both("""
+        torch.manual_seed(0)
+        a = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+        u, s, v = torch.svd(a)
+        node = type(s.grad_fn).__name__
+        (u.abs().sum() + s.sum() + v.abs().sum()).backward()
+    """)
+    assert gw["node"] == pt["node"] == "LinalgSvdBackward0"
+    assert_same(gw["a"].grad, pt["a"].grad, rtol=1e-10, atol=1e-12)
 
 
 def test_in_place_unary_functions_exist_as_torch_functions():
