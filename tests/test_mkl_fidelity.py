@@ -303,3 +303,18 @@ def test_small_products_take_numpys_blas_only_where_it_gives_mkls_bits():
     assert taken > 50
     strided = rng.standard_normal((64, 60)).astype(np.float32)[:, ::2]
     assert not k32.chain_is_mkl(strided, rng.standard_normal((30, 40)).astype(np.float32))
+
+
+def test_small_linear_layers_add_the_bias_as_mkl_does():
+    # nn.Linear's addmm on a minibatch: for k >= 2 MKL adds the bias after its k loop, so the
+    # product's bits plus the bias are MKL's (and PyTorch's); k == 1 goes to MKL itself
+    rng = np.random.default_rng(11)
+    for batch, features, out in [(32, 64, 32), (32, 30, 200), (32, 200, 27), (16, 2, 16), (32, 1, 40), (20, 7, 90)]:
+        x = rng.standard_normal((batch, features)).astype(np.float32)
+        w = rng.standard_normal((out, features)).astype(np.float32)
+        bias = rng.standard_normal(out).astype(np.float32)
+        ours = gradwalk.nn.functional.linear(gradwalk.tensor(x), gradwalk.tensor(w), gradwalk.tensor(bias))
+        theirs = torch.nn.functional.linear(torch.tensor(x), torch.tensor(w), torch.tensor(bias))
+        assert same_bits(ours.numpy(), theirs.numpy()), (batch, features, out)
+        ours = gradwalk.addmm(gradwalk.tensor(bias), gradwalk.tensor(x), gradwalk.tensor(w).t())
+        assert same_bits(ours.numpy(), theirs.numpy()), (batch, features, out)

@@ -201,6 +201,15 @@ class Addmm(Op):
     name = "AddmmBackward0"  # (save() puts alpha and beta on the node, with the layouts)
 
     def forward(bias, a, b, alpha=1, beta=1):
+        if (alpha == 1 and beta == 1 and a.dtype is _F32 and b.dtype is _F32 and bias.dtype is _F32
+                and a.shape[1] >= 2 and _k32.chain_is_mkl(a, b)):
+            # small (an nn.Linear on a minibatch): MKL's kernel adds the bias after its k loop
+            # there (measured, k >= 2), so the product's bits plus the bias are MKL's, without the call
+            out = _k32.matmul(a, b)
+            if bias.ndim > 2:
+                return bias + out
+            out += bias
+            return out
         if (_mkl.enabled() and bias.dtype is a.dtype and a.dtype is b.dtype and bias.ndim <= 2
                 and (a.dtype is _F32 or a.dtype is _F64)):
             # as ATen's addmm_impl_cpu_: the bias copied into the result, then one gemm with
