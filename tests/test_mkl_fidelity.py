@@ -318,3 +318,23 @@ def test_small_linear_layers_add_the_bias_as_mkl_does():
         assert same_bits(ours.numpy(), theirs.numpy()), (batch, features, out)
         ours = gradwalk.addmm(gradwalk.tensor(bias), gradwalk.tensor(x), gradwalk.tensor(w).t())
         assert same_bits(ours.numpy(), theirs.numpy()), (batch, features, out)
+
+
+def test_set_num_threads_wins_over_a_finished_threadpoolctl_limit():
+    # threadpoolctl (gradwalk train, scikit-learn) limits MKL with a thread-local count and
+    # leaves one behind; torch.set_num_threads(1) afterwards must still give one thread's bits
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((128, 1024)).astype(np.float32)
+    b = rng.standard_normal((1024, 256)).astype(np.float32)
+    threads = torch.get_num_threads()
+    with threadpool_limits(limits=1, user_api="blas"):
+        pass
+    try:
+        torch.set_num_threads(1)
+        gradwalk.set_num_threads(1)
+        assert same_bits((gradwalk.tensor(a) @ gradwalk.tensor(b)).numpy(), (torch.tensor(a) @ torch.tensor(b)).numpy())
+    finally:
+        torch.set_num_threads(threads)
+        gradwalk.set_num_threads(threads)

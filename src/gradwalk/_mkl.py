@@ -115,6 +115,7 @@ def _load():
                 continue  # another release rounds otherwise: the NumPy paths are nearer
             lib.MKL_Set_Threading_Layer.argtypes = [ctypes.c_int]
             lib.MKL_Set_Num_Threads.argtypes = [ctypes.c_int]
+            lib.MKL_Set_Num_Threads_Local.argtypes = [ctypes.c_int]
             _threaded = _load_gnu_layer(os.path.dirname(path))
             lib.MKL_Set_Threading_Layer(_GNU if _threaded else _SEQUENTIAL)
             lib.MKL_Set_Num_Threads(get_num_threads() if _threaded else 1)
@@ -168,6 +169,9 @@ def set_num_threads(n):
     _threads = int(n)
     if _lib is not _UNSET and _lib is not None and _threaded:
         _lib.MKL_Set_Num_Threads(_threads)
+        # and no thread-local count over it: threadpoolctl's limits set one, and leave one
+        # (the count they found) when they end, which would otherwise win over this call
+        _lib.MKL_Set_Num_Threads_Local(0)
 
 
 def _vml_function(name, dtype):
