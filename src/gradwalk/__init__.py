@@ -39,6 +39,10 @@ from . import autograd  # noqa: F401
 autograd.torch = __import__("sys").modules[__name__]  # torch.autograd imports torch: its attribute
 from . import _C  # noqa: F401  (torch._C._functions.AccumulateGrad)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from ._settings import (are_deterministic_algorithms_enabled, get_deterministic_debug_mode,  # noqa: F401
+                        get_float32_matmul_precision, is_deterministic_algorithms_warn_only_enabled,
+                        is_warn_always_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
+                        set_warn_always, typename, use_deterministic_algorithms)
 
 from .ops.aliases import accepting_numpy_names as _numpy_names
 globals().update({_name: _numpy_names(_name, _fn) for _name, _fn in _FUNCTIONS.items()})

@@ -277,3 +277,70 @@ def equal(input, other):
 @export()
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _make(np.isclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+# ------------------------------------------------------------------------------------------------
+# Window functions: ATen's TensorFactories.cpp formulas, op for op (so float32 gives its bits)
+
+_C_TYPE_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+                 "uint8": "unsigned char", "bool": "bool"}
+
+
+def _window(name, window_length, periodic, dtype, requires_grad, formula):
+    from ..grad_mode import no_grad
+
+    dtype = get_default_dtype() if dtype is None else as_dtype(dtype)
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    if not dtype.is_floating_point:
+        c_name = _C_TYPE_NAMES.get(str(dtype).replace("torch.", ""), str(dtype))
+        raise RuntimeError(f"{name} expects floating point dtypes, got: TensorOptions(dtype={c_name}, device=cpu, "
+                           "layout=Strided (default), requires_grad=false (default), pinned_memory=false, "
+                           "memory_format=(nullopt))")
+    with no_grad():
+        if window_length <= 1:
+            window = ones(window_length, dtype=dtype)
+        else:
+            length = window_length + 1 if periodic else window_length
+            window = formula(arange(length, dtype=dtype), length)
+            if periodic:
+                window = window.narrow(0, 0, length - 1)
+    return window.requires_grad_() if requires_grad else window
+
+
+@export(method=False)
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None,
+                   device=None, pin_memory=False, requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, requires_grad,
+                   lambda w, n: w.mul_(np.pi * 2.0 / (n - 1)).cos_().mul_(-beta).add_(alpha))
+
+
+@export(method=False)
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, requires_grad,
+                   lambda w, n: w.mul_(np.pi * 2.0 / (n - 1)).cos_().mul_(-0.5).add_(0.5))
+
+
+def _bartlett(w, n):
+    w.mul_(2.0 / (n - 1))
+    first_half = ((n - 1) >> 1) + 1
+    w.narrow(0, first_half, n - first_half).mul_(-1).add_(2)
+    return w
+
+
+@export(method=False)
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    return _window("bartlett_window", window_length, periodic, dtype, requires_grad, _bartlett)
+
+
+def _blackman(w, n):
+    w.mul_(np.pi / (n - 1))
+    return w.mul(4).cos_().mul_(0.08) - w.mul(2).cos_().mul_(0.5) + 0.42
+
+
+@export(method=False)
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False):
+    return _window("blackman_window", window_length, periodic, dtype, requires_grad, _blackman)

@@ -87,7 +87,7 @@ def relu_(input):
     return _inplace(P.Relu, input)
 
 
-@export(function=False)
+@export()  # x.clamp_(0, 1) and torch.clamp_(x, 0, 1)
 def clamp_(self, min=None, max=None):
     for bound in (min, max):  # x[1:].clamp_(min=x[:-1]): refused, as PyTorch
         if isinstance(bound, _tensor.Tensor):
@@ -95,7 +95,7 @@ def clamp_(self, min=None, max=None):
     return _inplace(P.Clamp, self, (), {"min": min, "max": max})
 
 
-clip_ = export("clip_", function=False)(clamp_)
+clip_ = export("clip_")(clamp_)
 
 
 class Zero(Op):

@@ -13,6 +13,11 @@ from ._util import as_tensor_arg, export
 from .core import result_dtype_many
 
 
+@export(method=False)
+def is_inference(input):
+    return input.is_inference()
+
+
 @export()
 def is_nonzero(input):
     n = input.numel()
