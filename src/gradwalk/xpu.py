@@ -3,36 +3,9 @@
 enabled". Scripts probe it to pick their device (``torch.xpu.is_available()``)."""
 
 
-def is_available():
-    return False
-
-
-def device_count():
-    return 0
-
-
-def is_initialized():
-    return False
-
-
-def manual_seed(seed):
-    pass
-
-
-def manual_seed_all(seed):
-    pass
-
-
-def seed():
-    pass
-
-
-def seed_all():
-    pass
-
-
-def empty_cache():
-    pass
+# without a device, every answer is CUDA's on a CPU-only build
+from .cuda import (device_count, empty_cache, is_available, is_initialized, manual_seed,  # noqa: F401
+                   manual_seed_all, seed, seed_all)
 
 
 def init():

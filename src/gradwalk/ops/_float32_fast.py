@@ -136,18 +136,25 @@ def _row_sum(row, acc):
 
 
 @njit(cache=True)
+def _row_max(row):
+    """The row's max, NaN as soon as one is met (as ATen's vectorised max)."""
+    m = row[0]
+    for j in range(1, row.shape[0]):
+        v = row[j]
+        if v > m or v != v:
+            m = v
+        if m != m:
+            break
+    return m
+
+
+@njit(cache=True)
 def _shift_exp_sum(x, shifted, e, sums):
     """Per row: max, ``x - max``, SLEEF exp of it, and the exps' sum in reduce_all's order."""
     rows, n = x.shape
     acc = np.empty(16, _F)
     for r in range(rows):
-        m = x[r, 0]
-        for j in range(1, n):
-            v = x[r, j]
-            if v > m or v != v:
-                m = v
-            if m != m:
-                break
+        m = _row_max(x[r])
         for j in range(n):
             s = x[r, j] - m
             shifted[r, j] = s
@@ -163,13 +170,7 @@ def _log_softmax(x, out):
     e = np.empty(n, _F)
     acc = np.empty(16, _F)
     for r in range(rows):
-        m = x[r, 0]
-        for j in range(1, n):
-            v = x[r, j]
-            if v > m or v != v:
-                m = v
-            if m != m:
-                break
+        m = _row_max(x[r])
         for j in range(n):
             s = x[r, j] - m
             out[r, j] = s

@@ -12,6 +12,8 @@ import numpy as np
 
 _ndarray = np.ndarray
 
+INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single "
+                    "memory location. Please clone() the tensor before performing the operation.")
 PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
                    "refer to a single memory location. Please clone() the tensor before performing the "
                    "operation.")

@@ -24,7 +24,7 @@ from ..autograd.node import (FREED, Node, SavedTensor, _next_sequence_nr, _seque
 from ..autograd import gc_guard
 from ..grad_mode import _state as _grad_state
 from .._meta import MetaArray as _MetaArray
-from ._overlap import PARTIAL_OVERLAP, partially_overlaps
+from ._overlap import INTERNAL_OVERLAP, PARTIAL_OVERLAP, partially_overlaps
 
 _NO_ATTRS = {}
 _GC_CHECK_MASK = gc_guard.STRIDE - 1
@@ -592,9 +592,7 @@ def _write_inplace(t, data, node, op=None, inputs=()):
     writeable = target.flags.writeable
     expanded = 0 in target.strides and target.size > 1 and target.base is not None
     if expanded and not (op is not None and op.fills):  # (fill_ and zero_ may write an expand()ed tensor)
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(INTERNAL_OVERLAP)
     for source in inputs:  # y[1:].add_(y[:-1]): refused, as PyTorch (its value would depend on order)
         if source is not t and source._data.__class__ is _ndarray and partially_overlaps(target, source._data):
             raise RuntimeError(PARTIAL_OVERLAP)
@@ -609,17 +607,23 @@ def _write_inplace(t, data, node, op=None, inputs=()):
         counter = t._vc = _new_version_counter()
     counter[0] += 1
     if node is not None:
-        from ..autograd import views
-
-        if t._base is not None:  # a view: its base gets CopySlices(node) in _finish_inplace
-            return t
-        old = t.grad_fn
-        t.grad_fn = node
-        if t._retains_grad:
-            views.move_retains_grad(t, old, node)
-        t._output_nr = 0
-        t._requires_grad = True
+        _adopt_node(t, node)
     return t
+
+
+def _adopt_node(t, node):
+    """An in-place op's node becomes ``t``'s grad_fn (a view's base gets CopySlices(node) in
+    _finish_inplace instead)."""
+    if t._base is not None:
+        return
+    from ..autograd import views
+
+    old = t.grad_fn
+    t.grad_fn = node
+    if t._retains_grad:
+        views.move_retains_grad(t, old, node)
+    t._output_nr = 0
+    t._requires_grad = True
 
 
 def _write_meta(t, target, data, node):
@@ -627,21 +631,10 @@ def _write_meta(t, target, data, node):
         raise RuntimeError(
             f"output with shape {list(target.shape)} doesn't match the broadcast shape {list(data.shape)}")
     if 0 in target._logical_strides and target.size > 1:  # expand()ed
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a single "
-            "memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(INTERNAL_OVERLAP)
     t._version_counter[0] += 1
     if node is not None:
-        from ..autograd import views
-
-        if t._base is not None:
-            return t
-        old = t.grad_fn
-        t.grad_fn = node
-        if t._retains_grad:
-            views.move_retains_grad(t, old, node)
-        t._output_nr = 0
-        t._requires_grad = True
+        _adopt_node(t, node)
     return t
 
 
